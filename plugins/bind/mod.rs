@@ -1,0 +1,56 @@
+//! bind: listen only on the given addresses or interfaces instead of the wildcard.
+
+mod resolve;
+
+use crate::corefile::{Dispenser, Error};
+use crate::plugin::{BlockSetup, CoreInfo, Handler, Plugin, Request, Status};
+use std::sync::Arc;
+
+/// Configuration-only: records the addresses in the block setup.
+pub struct Bind;
+
+impl Plugin for Bind {
+    const NAME: &'static str = "bind";
+    type Config = ();
+
+    fn setup(d: &mut Dispenser<'_>, block: &mut BlockSetup) -> Result<(), Error> {
+        let mut all = Vec::new();
+        while d.next() {
+            let addrs = d.remaining_args();
+            if addrs.is_empty() {
+                return Err(d.err("at least one address or interface name is expected"));
+            }
+            let mut except = Vec::new();
+            while d.next_block() {
+                match d.val() {
+                    "except" => {
+                        except = d.remaining_args();
+                        if except.is_empty() {
+                            return Err(d.err(
+                                "at least one address or interface must be given to except subdirective",
+                            ));
+                        }
+                    }
+                    other => return Err(d.err(&format!("invalid option \"{other}\""))),
+                }
+            }
+            let ips = resolve::resolve(&addrs, &except).map_err(|e| d.err(&e))?;
+            for ip in ips {
+                if !all.contains(&ip) {
+                    all.push(ip);
+                }
+            }
+        }
+        block.bind = all;
+        block.bind_set = true;
+        Ok(())
+    }
+
+    fn build(_config: &Arc<()>, _core: &CoreInfo) -> Option<Self> {
+        None
+    }
+
+    async fn serve<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> Status {
+        next.serve(req).await
+    }
+}

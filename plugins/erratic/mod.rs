@@ -1,0 +1,166 @@
+//! erratic: a deliberately misbehaving answerer (drops, delays, truncates, large answers),
+//! so tests and benchmarks have real bad upstreams. As CoreDNS's erratic.
+
+use crate::corefile::{Dispenser, Error};
+use crate::plugin::{BlockSetup, CoreInfo, Handler, Plugin, Request, Status, duration};
+use crate::wire::class::IN as CLASS_IN;
+use crate::wire::rcode::{NOERROR, SERVFAIL};
+use crate::wire::rtype::{A, AAAA};
+use crate::wire::{MessageWriter, Owner, Section};
+use std::cell::Cell;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The answer address for A queries (TEST-NET-1), as CoreDNS.
+const ADDR_A: [u8; 4] = [192, 0, 2, 53];
+/// The answer address for AAAA queries (documentation prefix), as CoreDNS.
+const ADDR_AAAA: [u8; 16] = [0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x53];
+/// How many A records `large` answers with (CoreDNS: 30, over 512 bytes).
+const LARGE_COUNT: usize = 30;
+
+/// What the Corefile asked for: every Nth query is dropped, delayed or truncated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    drop: u64,
+    delay: u64,
+    delay_for: Duration,
+    truncate: u64,
+    large: bool,
+}
+
+/// Per-core instance with its own query counter (so "every Nth" counts per core).
+pub struct Erratic {
+    config: Arc<Config>,
+    count: Cell<u64>,
+}
+
+fn amount(d: &Dispenser<'_>, s: &str) -> Result<u64, Error> {
+    let v: i64 = s
+        .parse()
+        .map_err(|_| d.err(&format!("strconv.ParseInt: parsing \"{s}\": invalid syntax")))?;
+    if v < 0 || v > i64::from(i32::MAX) {
+        return Err(d.err(&format!("illegal amount value given \"{s}\"")));
+    }
+    Ok(v as u64)
+}
+
+impl Plugin for Erratic {
+    const NAME: &'static str = "erratic";
+    type Config = Config;
+
+    fn setup(d: &mut Dispenser<'_>, _block: &mut BlockSetup) -> Result<Config, Error> {
+        let mut c = Config {
+            drop: 2,
+            delay: 0,
+            delay_for: Duration::from_millis(100),
+            truncate: 0,
+            large: false,
+        };
+        let mut drop_seen = false;
+        while d.next() {
+            if d.next_arg() {
+                return Err(d.arg_err());
+            }
+            while d.next_block() {
+                let key = d.val().to_string();
+                let args = d.remaining_args();
+                match key.as_str() {
+                    "drop" | "truncate" => {
+                        if args.len() > 1 {
+                            return Err(d.arg_err());
+                        }
+                        let n = match args.first() {
+                            Some(a) => amount(d, a)?,
+                            None => 2,
+                        };
+                        if key == "drop" {
+                            c.drop = n;
+                            drop_seen = true;
+                        } else {
+                            c.truncate = n;
+                        }
+                    }
+                    "delay" => {
+                        if args.len() > 2 {
+                            return Err(d.arg_err());
+                        }
+                        c.delay = match args.first() {
+                            Some(a) => amount(d, a)?,
+                            None => 2,
+                        };
+                        if let Some(t) = args.get(1) {
+                            c.delay_for = duration::parse(t).map_err(|e| d.err(&e))?;
+                        }
+                    }
+                    "large" => {
+                        if !args.is_empty() {
+                            return Err(d.arg_err());
+                        }
+                        c.large = true;
+                    }
+                    other => return Err(d.err(&format!("unknown property '{other}'"))),
+                }
+            }
+        }
+        if (c.delay > 0 || c.truncate > 0) && !drop_seen {
+            c.drop = 0;
+        }
+        Ok(c)
+    }
+
+    fn build(config: &Arc<Config>, _core: &CoreInfo) -> Option<Self> {
+        Some(Erratic {
+            config: config.clone(),
+            count: Cell::new(0),
+        })
+    }
+
+    async fn serve<N: Handler>(&self, req: &mut Request<'_>, _next: &N) -> Status {
+        let c = &*self.config;
+        // The query's number is taken once; a delayed query carries it into its second pass.
+        let nr = match req.deferred_note() {
+            Some(nr) => nr,
+            None => {
+                let nr = self.count.get();
+                self.count.set(nr + 1);
+                nr
+            }
+        };
+        let every = |n: u64| n > 0 && nr % n == 0;
+        if every(c.drop) {
+            return Status::rcode(NOERROR);
+        }
+        if every(c.delay) {
+            if !req.can_wait() {
+                return req.defer_with_note(nr);
+            }
+            glommio::timer::sleep(c.delay_for).await;
+        }
+        let qtype = req.query.qtype();
+        if qtype != A && qtype != AAAA {
+            // CoreDNS answers other types (AXFR aside) with SERVFAIL.
+            return Status::rcode(SERVFAIL);
+        }
+        let mut w = MessageWriter::reply(&req.query, req.reply, NOERROR);
+        w.set_aa(true);
+        if every(c.truncate) {
+            w.set_tc(true);
+        }
+        let mut pushed = Ok(());
+        if qtype == A {
+            let n = if c.large { LARGE_COUNT } else { 1 };
+            for _ in 0..n {
+                pushed = pushed.and(w.push(Section::Answer, Owner::Question, A, CLASS_IN, 0, &ADDR_A));
+            }
+        } else {
+            pushed = w.push(Section::Answer, Owner::Question, AAAA, CLASS_IN, 0, &ADDR_AAAA);
+        }
+        w.finish();
+        if pushed.is_err() {
+            req.reply.clear();
+            return Status::rcode(SERVFAIL);
+        }
+        req.finalize_reply();
+        Status::rcode(NOERROR)
+    }
+}

@@ -1,0 +1,95 @@
+//! errors: logs the errors the rest of the chain returns, optionally consolidating repeated
+//! ones into one line per period, as CoreDNS's errors plugin.
+
+mod consolidate;
+
+use crate::corefile::{Dispenser, Error};
+use crate::plugin::{BlockSetup, CoreInfo, Handler, Plugin, Request, Status, next_or_failure};
+use crate::wire::type_name;
+use consolidate::Pattern;
+use std::sync::Arc;
+
+/// What setup parsed: the consolidation patterns, whose counters are process-wide.
+pub struct Config {
+    patterns: Vec<Pattern>,
+}
+
+impl Drop for Config {
+    /// Reports what was counted but not yet reported, as CoreDNS does at shutdown.
+    fn drop(&mut self) {
+        for p in &self.patterns {
+            p.report();
+        }
+    }
+}
+
+/// The per-core instance: shares the configuration's counters.
+pub struct Errors {
+    config: Arc<Config>,
+}
+
+impl Plugin for Errors {
+    const NAME: &'static str = "errors";
+    type Config = Config;
+
+    fn setup(d: &mut Dispenser<'_>, block: &mut BlockSetup) -> Result<Config, Error> {
+        let mut patterns = Vec::new();
+        let mut seen = false;
+        while d.next() {
+            if seen {
+                return Err(d.err("this plugin can only be used once per Server Block"));
+            }
+            seen = true;
+            let args = d.remaining_args();
+            match args.as_slice() {
+                [] => {}
+                [a] if a == "stdout" => {}
+                [a] => return Err(d.err(&format!("invalid log file: {a}"))),
+                _ => return Err(d.arg_err()),
+            }
+            while d.next_block() {
+                match d.val() {
+                    // `stacktrace` (and its old name) asks the server's panic recovery for a
+                    // backtrace; the panic hook prints one when RUST_BACKTRACE is set, so
+                    // it is accepted and documented as such.
+                    "stacktrace" | "panicRecoveryStacktrace" => {
+                        if d.next_arg() {
+                            return Err(d.arg_err());
+                        }
+                    }
+                    "consolidate" => patterns.push(consolidate::parse(d, block.debug)?),
+                    other => return Err(d.syntax_err(&format!("Unknown field {other}"))),
+                }
+            }
+        }
+        Ok(Config { patterns })
+    }
+
+    fn build(config: &Arc<Config>, _core: &CoreInfo) -> Option<Self> {
+        Some(Errors {
+            config: config.clone(),
+        })
+    }
+
+    async fn serve<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> Status {
+        let status = next_or_failure(Self::NAME, next, req).await;
+        if let Some(err) = &status.error {
+            let text = err.to_string();
+            if let Some(i) = self.config.patterns.iter().position(|p| p.matches(&text)) {
+                if consolidate::count(&self.config, i) {
+                    return status;
+                }
+            }
+            let mut name = String::new();
+            let _ = req.query.qname().write_lowercase(&mut name);
+            crate::error!(
+                "plugin/errors: {} {} {}: {}",
+                status.rcode,
+                name,
+                type_name(req.query.qtype()),
+                text
+            );
+        }
+        status
+    }
+}

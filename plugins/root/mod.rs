@@ -1,0 +1,49 @@
+//! root: the base directory for relative paths of the block's other plugins.
+
+use crate::corefile::{Dispenser, Error};
+use crate::plugin::{BlockSetup, CoreInfo, Handler, Plugin, Request, Status};
+use std::sync::Arc;
+
+/// Configuration-only: records the directory in the block setup.
+pub struct Root;
+
+impl Plugin for Root {
+    const NAME: &'static str = "root";
+    type Config = ();
+
+    fn setup(d: &mut Dispenser<'_>, block: &mut BlockSetup) -> Result<(), Error> {
+        let mut seen = false;
+        while d.next() {
+            if seen {
+                return Err(d.err("this plugin can only be used once per Server Block"));
+            }
+            seen = true;
+            if !d.next_arg() {
+                return Err(d.arg_err());
+            }
+            let path = d.val().to_string();
+            if d.next_arg() {
+                return Err(d.arg_err());
+            }
+            match std::fs::metadata(&path) {
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    crate::warning!("plugin/root: Root path does not exist: {path}");
+                }
+                Err(e) => {
+                    return Err(d.err(&format!("unable to access root path '{path}': {e}")));
+                }
+            }
+            block.root = path.into();
+        }
+        Ok(())
+    }
+
+    fn build(_config: &Arc<()>, _core: &CoreInfo) -> Option<Self> {
+        None
+    }
+
+    async fn serve<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> Status {
+        next.serve(req).await
+    }
+}

@@ -1,0 +1,236 @@
+//! The global block `{ … }` before the first server block: process-wide tuning that has no
+//! place in CoreDNS's per-block directives (cores, batches, socket buffers, backends).
+
+use crate::corefile::{Directive, Dispenser, Error};
+
+/// How UDP datagrams are read and written on each core (see runtime/, "The io layer").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UdpBackend {
+    /// recvmmsg/sendmmsg batches; parks on the executor only when the socket is empty.
+    Mmsg,
+    /// glommio's UdpSocket, one syscall per datagram: the baseline to measure against.
+    Glommio,
+}
+
+/// Process-wide tuning; every field has the default an operator gets without a global block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tuning {
+    /// How many cores serve (one pinned executor each); `None` = every CPU we may run on.
+    pub workers: Option<usize>,
+    /// Which CPUs the executors are pinned to; `None` = the process affinity mask.
+    pub cpus: Option<Vec<usize>>,
+    /// Datagrams per recvmmsg/sendmmsg call.
+    pub udp_batch: usize,
+    /// SO_RCVBUF of each UDP socket, bytes (0 = kernel default).
+    pub udp_rcvbuf: usize,
+    /// SO_SNDBUF of each UDP socket, bytes (0 = kernel default).
+    pub udp_sndbuf: usize,
+    /// SO_RCVBUF of the TCP listeners, inherited by accepted connections (0 = default).
+    pub tcp_rcvbuf: usize,
+    /// SO_SNDBUF of the TCP listeners, inherited by accepted connections (0 = default).
+    pub tcp_sndbuf: usize,
+    /// Open TCP connections allowed per core and listener; more are closed at accept.
+    pub tcp_max_conns: usize,
+    /// The UDP datagram backend.
+    pub udp_backend: UdpBackend,
+    /// glommio's registered io_memory per executor, bytes; small, since networking gains
+    /// nothing from registered buffers and it counts against RLIMIT_MEMLOCK.
+    pub io_memory: usize,
+}
+
+impl Default for Tuning {
+    fn default() -> Self {
+        Tuning {
+            workers: None,
+            cpus: None,
+            udp_batch: 32,
+            udp_rcvbuf: 4 << 20,
+            udp_sndbuf: 4 << 20,
+            tcp_rcvbuf: 0,
+            tcp_sndbuf: 0,
+            tcp_max_conns: 1024,
+            udp_backend: UdpBackend::Mmsg,
+            io_memory: 256 << 10,
+        }
+    }
+}
+
+/// Parses the global block's directives; unknown options are errors.
+pub fn parse(directives: &[Directive]) -> Result<Tuning, Error> {
+    let mut t = Tuning::default();
+    for dir in directives {
+        let mut d = Dispenser::new(&dir.tokens);
+        while d.next() {
+            let name = d.val().to_string();
+            let args = d.remaining_args();
+            let one = |d: &Dispenser<'_>| -> Result<String, Error> {
+                match args.as_slice() {
+                    [a] => Ok(a.clone()),
+                    _ => Err(d.arg_err()),
+                }
+            };
+            match name.as_str() {
+                "workers" => t.workers = Some(number(&d, &one(&d)?, 1, 4096)?),
+                "cpus" => t.cpus = Some(cpu_list(&d, &one(&d)?)?),
+                "udp_batch" => t.udp_batch = number(&d, &one(&d)?, 1, 1024)?,
+                "udp_rcvbuf" => t.udp_rcvbuf = size(&d, &one(&d)?)?,
+                "udp_sndbuf" => t.udp_sndbuf = size(&d, &one(&d)?)?,
+                "tcp_rcvbuf" => t.tcp_rcvbuf = size(&d, &one(&d)?)?,
+                "tcp_sndbuf" => t.tcp_sndbuf = size(&d, &one(&d)?)?,
+                "tcp_max_conns" => t.tcp_max_conns = number(&d, &one(&d)?, 1, 1_000_000)?,
+                "io_memory" => {
+                    t.io_memory = size(&d, &one(&d)?)?;
+                    if t.io_memory < 64 << 10 {
+                        return Err(d.err("io_memory must be at least 64K"));
+                    }
+                }
+                "udp_backend" => {
+                    t.udp_backend = match one(&d)?.as_str() {
+                        "mmsg" => UdpBackend::Mmsg,
+                        "glommio" => UdpBackend::Glommio,
+                        other => {
+                            return Err(d.err(&format!(
+                                "unknown udp_backend '{other}' (expected mmsg or glommio)"
+                            )));
+                        }
+                    }
+                }
+                other => return Err(d.err(&format!("unknown global option '{other}'"))),
+            }
+        }
+    }
+    if let (Some(w), Some(c)) = (t.workers, &t.cpus) {
+        if w != c.len() {
+            let tok = &directives[0].tokens[0];
+            return Err(Error {
+                file: tok.file.clone(),
+                line: tok.line,
+                message: format!(
+                    "Error during parsing: workers {w} does not match the {} CPUs listed in cpus",
+                    c.len()
+                ),
+            });
+        }
+    }
+    Ok(t)
+}
+
+fn number(d: &Dispenser<'_>, s: &str, min: usize, max: usize) -> Result<usize, Error> {
+    match s.parse::<usize>() {
+        Ok(n) if (min..=max).contains(&n) => Ok(n),
+        _ => Err(d.err(&format!("'{s}' is not a number between {min} and {max}"))),
+    }
+}
+
+/// `4M`, `512K`, `1G` or plain bytes.
+fn size(d: &Dispenser<'_>, s: &str) -> Result<usize, Error> {
+    let (digits, mult) = match s.as_bytes().last() {
+        Some(b'K' | b'k') => (&s[..s.len() - 1], 1usize << 10),
+        Some(b'M' | b'm') => (&s[..s.len() - 1], 1 << 20),
+        Some(b'G' | b'g') => (&s[..s.len() - 1], 1 << 30),
+        _ => (s, 1),
+    };
+    digits
+        .parse::<usize>()
+        .ok()
+        .and_then(|n| n.checked_mul(mult))
+        .filter(|n| *n <= 1 << 31)
+        .ok_or_else(|| d.err(&format!("'{s}' is not a size (bytes, or with K, M or G)")))
+}
+
+/// `0-3,6` style CPU lists, as taskset and systemd's CPUAffinity take them.
+fn cpu_list(d: &Dispenser<'_>, s: &str) -> Result<Vec<usize>, Error> {
+    let bad = || d.err(&format!("'{s}' is not a CPU list such as 0-3,6"));
+    let mut out = Vec::new();
+    for part in s.split(',') {
+        let (a, b) = match part.split_once('-') {
+            Some((a, b)) => (a, b),
+            None => (part, part),
+        };
+        let (a, b): (usize, usize) = (a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?);
+        if a > b || b >= 4096 {
+            return Err(bad());
+        }
+        for c in a..=b {
+            if !out.contains(&c) {
+                out.push(c);
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err(bad());
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::corefile::parse;
+
+    fn tuning(text: &str) -> Result<Tuning, String> {
+        let cf = parse("Corefile", text, &|_| true).map_err(|e| e.to_string())?;
+        super::parse(&cf.global).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn defaults_without_a_global_block() {
+        assert_eq!(tuning(". {\n whoami\n}\n").unwrap(), Tuning::default());
+    }
+
+    #[test]
+    fn every_option_parses() {
+        let t = tuning(
+            "{\n workers 2\n cpus 0-1\n udp_batch 64\n udp_rcvbuf 8M\n udp_sndbuf 512K\n tcp_rcvbuf 65536\n tcp_sndbuf 1m\n tcp_max_conns 10\n udp_backend glommio\n io_memory 128K\n}\n. {\n whoami\n}\n",
+        )
+        .unwrap();
+        assert_eq!(t.workers, Some(2));
+        assert_eq!(t.cpus, Some(vec![0, 1]));
+        assert_eq!(t.udp_batch, 64);
+        assert_eq!(t.udp_rcvbuf, 8 << 20);
+        assert_eq!(t.udp_sndbuf, 512 << 10);
+        assert_eq!(t.tcp_rcvbuf, 65536);
+        assert_eq!(t.tcp_sndbuf, 1 << 20);
+        assert_eq!(t.tcp_max_conns, 10);
+        assert_eq!(t.udp_backend, UdpBackend::Glommio);
+        assert_eq!(t.io_memory, 128 << 10);
+    }
+
+    #[test]
+    fn cpu_lists() {
+        let t = tuning("{\n cpus 0-2,5,1\n}\n").unwrap();
+        assert_eq!(t.cpus, Some(vec![0, 1, 2, 5]));
+    }
+
+    #[test]
+    fn errors_name_file_and_line() {
+        assert_eq!(
+            tuning("{\n  bogus 1\n}\n").unwrap_err(),
+            "Corefile:2 - Error during parsing: unknown global option 'bogus'"
+        );
+        assert_eq!(
+            tuning("{\n workers\n}\n").unwrap_err(),
+            "Corefile:2 - Error during parsing: Wrong argument count or unexpected line ending after 'workers'"
+        );
+        assert_eq!(
+            tuning("{\n udp_batch 0\n}\n").unwrap_err(),
+            "Corefile:2 - Error during parsing: '0' is not a number between 1 and 1024"
+        );
+        assert_eq!(
+            tuning("{\n cpus 3-1\n}\n").unwrap_err(),
+            "Corefile:2 - Error during parsing: '3-1' is not a CPU list such as 0-3,6"
+        );
+        assert_eq!(
+            tuning("{\n udp_rcvbuf lots\n}\n").unwrap_err(),
+            "Corefile:2 - Error during parsing: 'lots' is not a size (bytes, or with K, M or G)"
+        );
+        assert_eq!(
+            tuning("{\n workers 3\n cpus 0-1\n}\n").unwrap_err(),
+            "Corefile:2 - Error during parsing: workers 3 does not match the 2 CPUs listed in cpus"
+        );
+        assert_eq!(
+            tuning("{\n udp_backend magic\n}\n").unwrap_err(),
+            "Corefile:2 - Error during parsing: unknown udp_backend 'magic' (expected mmsg or glommio)"
+        );
+    }
+}

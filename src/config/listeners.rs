@@ -1,0 +1,91 @@
+//! Groups the blocks' zones into listeners (transport, bind address, port), as CoreDNS groups
+//! configs into servers, and checks that no zone is served twice.
+
+use super::Block;
+use super::keys::{self, Transport, ZoneAddr};
+use crate::wire::name_to_wire;
+use std::net::{IpAddr, Ipv6Addr, SocketAddr};
+
+/// Where queries arrive and which block each zone goes to.
+#[derive(Debug, Clone)]
+pub struct Listener {
+    /// Only `Dns` for now.
+    pub transport: Transport,
+    /// The bound address; the IPv6 wildcard (dual-stack) when no `bind` was given.
+    pub addr: SocketAddr,
+    /// CoreDNS's name for it (`dns://:53`, `dns://127.0.0.1:53`), for logs and metrics.
+    pub name: String,
+    /// Zone → block, in Corefile order.
+    pub routes: Vec<Route>,
+    /// Some block on this listener accepts CH-class queries (chaos or forward present).
+    pub allow_chaos: bool,
+}
+
+/// One zone served on a listener.
+#[derive(Debug, Clone)]
+pub struct Route {
+    /// Lower-case FQDN.
+    pub zone: String,
+    /// The same in lower-case wire form, for matching.
+    pub zone_wire: Vec<u8>,
+    /// Index into `Config::blocks`.
+    pub block: usize,
+}
+
+/// Builds the listeners; an error names the offending block's index.
+pub fn group(blocks: &[Block]) -> Result<Vec<Listener>, (usize, String)> {
+    let mut all: Vec<(ZoneAddr, Vec<IpAddr>)> = Vec::new();
+    for (bi, b) in blocks.iter().enumerate() {
+        for z in &b.zones {
+            all.push((z.clone(), b.setup.bind.clone()));
+        }
+        keys::check_duplicates(&all).map_err(|m| (bi, m))?;
+    }
+
+    let mut out: Vec<Listener> = Vec::new();
+    for (bi, b) in blocks.iter().enumerate() {
+        let hosts: Vec<Option<IpAddr>> = if b.setup.bind.is_empty() {
+            vec![None]
+        } else {
+            b.setup.bind.iter().copied().map(Some).collect()
+        };
+        for z in &b.zones {
+            let zone_wire =
+                name_to_wire(&z.zone).map_err(|e| (bi, format!("zone {}: {e}", z.zone)))?;
+            for host in &hosts {
+                let addr =
+                    SocketAddr::new(host.unwrap_or(IpAddr::V6(Ipv6Addr::UNSPECIFIED)), z.port);
+                let name = match host {
+                    None => format!("{}://:{}", z.transport.scheme(), z.port),
+                    Some(_) => format!("{}://{}", z.transport.scheme(), addr),
+                };
+                let idx = match out
+                    .iter()
+                    .position(|l| l.transport == z.transport && l.addr == addr)
+                {
+                    Some(i) => i,
+                    None => {
+                        out.push(Listener {
+                            transport: z.transport,
+                            addr,
+                            name,
+                            routes: Vec::new(),
+                            allow_chaos: false,
+                        });
+                        out.len() - 1
+                    }
+                };
+                let l = &mut out[idx];
+                l.allow_chaos |= b.setup.allow_chaos;
+                if !l.routes.iter().any(|r| r.zone_wire == zone_wire) {
+                    l.routes.push(Route {
+                        zone: z.zone.clone(),
+                        zone_wire: zone_wire.clone(),
+                        block: bi,
+                    });
+                }
+            }
+        }
+    }
+    Ok(out)
+}

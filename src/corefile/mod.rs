@@ -1,0 +1,70 @@
+//! Corefile reader: CoreDNS's configuration format, read exactly as CoreDNS's caddy fork
+//! (`caddyfile/lexer.go`, `parse.go`, `dispenser.go`) reads it, with CoreDNS's error texts.
+//!
+//! [`parse`] turns a Corefile into server blocks of directives (snippets and `import`
+//! expanded, `{$VAR}` substituted); plugin setup code then walks a directive's tokens with
+//! a [`Dispenser`]. ringdns extension: a key-less `{ ... }` block as the very first thing
+//! in the file is the global block ([`Corefile::global`]).
+
+mod dispenser;
+mod env;
+mod error;
+mod expand;
+mod import;
+mod lexer;
+mod model;
+mod options;
+mod origin;
+mod parser;
+mod paths;
+mod stream;
+
+#[cfg(test)]
+mod tests;
+
+pub use dispenser::Dispenser;
+pub use error::Error;
+pub use lexer::{Token, tokenize};
+pub use model::{Corefile, Directive, ServerBlock};
+pub use options::{Limits, ParseOptions};
+
+use std::path::Path;
+use std::sync::Arc;
+
+/// Parses a Corefile. `file` is the name shown in errors (as given: "Corefile",
+/// "/etc/coredns/Corefile", "stdin"); relative imports resolve against its directory
+/// (the current directory for a bare name such as "stdin"). `known_directive` says
+/// whether a name is in plugin.cfg; other names fail with `Unknown directive 'X'`.
+/// Environment variables come from the process; caps are CoreDNS's.
+pub fn parse(
+    file: &str,
+    input: &str,
+    known_directive: &dyn Fn(&str) -> bool,
+) -> Result<Corefile, Error> {
+    parse_with(file, input, known_directive, &ParseOptions::default())
+}
+
+/// [`parse`] with explicit options (import caps, environment lookup), so callers and
+/// tests need not change the process environment.
+pub fn parse_with(
+    file: &str,
+    input: &str,
+    known_directive: &dyn Fn(&str) -> bool,
+    options: &ParseOptions<'_>,
+) -> Result<Corefile, Error> {
+    parser::parse_tokens(file, input, known_directive, options)
+}
+
+/// Reads a Corefile from disk and parses it; the path as given is the name in errors.
+/// A file that cannot be read is an error at line 0.
+pub fn parse_file(path: &Path, known_directive: &dyn Fn(&str) -> bool) -> Result<Corefile, Error> {
+    let name = path.to_string_lossy();
+    let bytes = std::fs::read(path).map_err(|e| {
+        Error::parsing(
+            Arc::from(name.as_ref()),
+            0,
+            &format!("Could not read file {name}: {}", paths::go_io_text(&e)),
+        )
+    })?;
+    parse(&name, &String::from_utf8_lossy(&bytes), known_directive)
+}

@@ -1,0 +1,65 @@
+//! The links the generated chain is made of: one concrete nested type per plugin.cfg, so the
+//! compiler sees the whole chain and nothing is `dyn`.
+
+use crate::plugin::{Plugin, Request, Status};
+use crate::wire::rcode::SERVFAIL;
+use std::future::Future;
+
+/// Anything a query can be handed to: a link of the chain or its end.
+pub trait Handler {
+    /// Serves the query from this point of the chain on.
+    fn serve(&self, req: &mut Request<'_>) -> impl Future<Output = Status>;
+    /// True when no plugin follows (every remaining slot is empty), so the caller can fail
+    /// with its own name as CoreDNS's `NextOrFailure` does.
+    fn is_end(&self) -> bool;
+    /// Propagates the end-of-batch hook to every plugin present.
+    fn after_batch(&self);
+    /// True when no plugin at all is present from here on.
+    fn is_empty(&self) -> bool {
+        self.is_end()
+    }
+}
+
+/// One plugin slot and the rest of the chain. The slot is empty when the block does not use
+/// the plugin (or the plugin only configures the block).
+pub struct Link<P, R> {
+    /// This plugin's per-core instance, if the block uses it.
+    pub plugin: Option<P>,
+    /// Everything after it in plugin.cfg order.
+    pub rest: R,
+}
+
+impl<P: Plugin, R: Handler> Handler for Link<P, R> {
+    async fn serve(&self, req: &mut Request<'_>) -> Status {
+        match &self.plugin {
+            Some(p) => p.serve(req, &self.rest).await,
+            None => self.rest.serve(req).await,
+        }
+    }
+
+    fn is_end(&self) -> bool {
+        self.plugin.is_none() && self.rest.is_end()
+    }
+
+    fn after_batch(&self) {
+        if let Some(p) = &self.plugin {
+            p.after_batch();
+        }
+        self.rest.after_batch();
+    }
+}
+
+/// The end of every chain: reaching it means nobody answered, which is SERVFAIL.
+pub struct End;
+
+impl Handler for End {
+    async fn serve(&self, _req: &mut Request<'_>) -> Status {
+        Status::rcode(SERVFAIL)
+    }
+
+    fn is_end(&self) -> bool {
+        true
+    }
+
+    fn after_batch(&self) {}
+}

@@ -1,0 +1,64 @@
+//! The plugin contract: what every plugin implements, what it receives per query, and the
+//! CoreDNS return-code rule the server applies to what the chain returns.
+//!
+//! This module knows no plugin; only the chain generated from plugin.cfg names them.
+
+mod chain;
+pub mod duration;
+mod fallthrough;
+pub mod quote;
+mod request;
+mod setup;
+mod status;
+
+pub use chain::{End, Handler, Link};
+pub use fallthrough::Fallthrough;
+pub use request::{Proto, Request};
+pub use setup::{BlockSetup, CoreInfo};
+pub use status::{PluginError, Status, client_write};
+
+use crate::corefile::{Dispenser, Error};
+use std::future::Future;
+use std::sync::Arc;
+
+/// A plugin as the generated chain sees it: parsed once per server block, instantiated once
+/// per core, then asked to serve each query that reaches its place in plugin.cfg order.
+pub trait Plugin: Sized + 'static {
+    /// The directive name, as in plugin.cfg; used in errors and logs (`plugin/NAME: …`).
+    const NAME: &'static str;
+
+    /// What setup parsed; built once on the main thread and shared read-only by every core.
+    type Config: Send + Sync + 'static;
+
+    /// Parses every occurrence of this plugin's directive in one block (`d.next()` steps
+    /// from one occurrence to the next) and records block-wide settings in `block`.
+    fn setup(d: &mut Dispenser<'_>, block: &mut BlockSetup) -> Result<Self::Config, Error>;
+
+    /// Builds this core's instance; `None` for directives that only configure the block
+    /// (bind, root, debug), which then cost nothing on the query path.
+    fn build(config: &Arc<Self::Config>, core: &CoreInfo) -> Option<Self>;
+
+    /// Answers the query (returning an rcode for which [`client_write`] is true) or hands it
+    /// to `next`. See [`Status`] for the return rule and the deferral protocol.
+    fn serve<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> impl Future<Output = Status>;
+
+    /// Called by the socket loop after each batch of queries, e.g. to flush buffered log
+    /// lines with one write instead of one per query.
+    fn after_batch(&self) {}
+}
+
+/// Calls `next`, or fails as CoreDNS's `NextOrFailure` does when nothing follows `name` in
+/// the chain: SERVFAIL with `plugin/NAME: no next plugin found`.
+pub async fn next_or_failure<N: Handler>(
+    name: &'static str,
+    next: &N,
+    req: &mut Request<'_>,
+) -> Status {
+    if next.is_end() {
+        return Status::error(
+            crate::wire::rcode::SERVFAIL,
+            PluginError::new(name, "no next plugin found"),
+        );
+    }
+    next.serve(req).await
+}

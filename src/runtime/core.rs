@@ -1,0 +1,89 @@
+//! One core's share of the server: its chain instances, its listeners' routers, and the
+//! bookkeeping of its deferred queries. Built on the core itself, never shared.
+
+use super::router::Router;
+use crate::config::Config;
+use crate::plugin::{CoreInfo, Handler};
+use std::cell::Cell;
+use std::net::SocketAddr;
+
+/// A server block on one core.
+pub struct CoreBlock<H> {
+    /// The block's chain (plugin slots filled for the directives it uses).
+    pub chain: H,
+    /// `debug` in the block: panics are not recovered.
+    pub debug: bool,
+    /// No plugin answers in this block: every query gets REFUSED.
+    pub empty: bool,
+}
+
+/// A listener as the core serves it.
+pub struct ListenerCtx {
+    /// CoreDNS's name for it, for logs and metrics.
+    pub name: String,
+    /// Zone → block.
+    pub router: Router,
+    /// CH-class queries are allowed.
+    pub allow_chaos: bool,
+    /// The bound address, for `{local}`.
+    pub local: SocketAddr,
+}
+
+/// Everything a core needs to serve, generic over the chain type so tests can serve with
+/// chains of their own.
+pub struct CoreServer<H> {
+    /// The blocks in Corefile order.
+    pub blocks: Vec<CoreBlock<H>>,
+    /// The listeners in configuration order.
+    pub listeners: Vec<ListenerCtx>,
+    /// Queries being served as tasks (deferred), so shutdown can wait for them.
+    pub inflight: Cell<usize>,
+}
+
+impl<H: Handler> CoreServer<H> {
+    /// Assembles a core server from its parts.
+    pub fn new(blocks: Vec<CoreBlock<H>>, listeners: Vec<ListenerCtx>) -> Self {
+        CoreServer {
+            blocks,
+            listeners,
+            inflight: Cell::new(0),
+        }
+    }
+
+    /// Runs every plugin's end-of-batch hook (log flushing) in every block.
+    pub fn after_batch(&self) {
+        for b in &self.blocks {
+            b.chain.after_batch();
+        }
+    }
+}
+
+impl CoreServer<crate::chain::Chain> {
+    /// Builds this core's chains and routers from the configuration.
+    pub fn build(config: &Config, core: &CoreInfo) -> Self {
+        let blocks = config
+            .blocks
+            .iter()
+            .map(|b| {
+                let chain = crate::chain::build_chain(&b.plugins, core);
+                let empty = chain.is_empty();
+                CoreBlock {
+                    chain,
+                    debug: b.setup.debug,
+                    empty,
+                }
+            })
+            .collect();
+        let listeners = config
+            .listeners
+            .iter()
+            .map(|l| ListenerCtx {
+                name: l.name.clone(),
+                router: Router::new(&l.routes),
+                allow_chaos: l.allow_chaos,
+                local: l.addr,
+            })
+            .collect();
+        CoreServer::new(blocks, listeners)
+    }
+}

@@ -1,0 +1,225 @@
+//! The thread-per-core server: one pinned glommio executor per core, each with its own
+//! sockets, chains and state; signals; graceful stop.
+
+mod backend;
+mod batch;
+pub mod core;
+mod mmsg;
+pub mod router;
+pub mod serve;
+mod sockets;
+pub mod stop;
+mod tcp;
+mod udp;
+
+use crate::config::{Config, UdpBackend};
+use crate::plugin::CoreInfo;
+use backend::{Backend, GlommioBackend};
+use core::CoreServer;
+use glommio::{LocalExecutorBuilder, Placement};
+use signal_hook::consts::{SIGINT, SIGTERM};
+use std::os::fd::IntoRawFd;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+use stop::Stop;
+
+/// How long a graceful stop waits for deferred queries to finish.
+const DRAIN: Duration = Duration::from_secs(5);
+
+/// How often each core looks at the process-wide stop flag.
+const STOP_POLL: Duration = Duration::from_millis(50);
+
+/// The CPUs to serve on: the tuning's `cpus`, else the process affinity mask, cut to
+/// `workers` when given.
+pub fn choose_cpus(t: &crate::config::Tuning) -> Result<Vec<usize>, String> {
+    let mask: Vec<usize> = match &t.cpus {
+        Some(c) => c.clone(),
+        None => core_affinity::get_core_ids()
+            .ok_or("cannot read the process CPU affinity")?
+            .into_iter()
+            .map(|c| c.id)
+            .collect(),
+    };
+    if mask.is_empty() {
+        return Err("no CPU to run on".into());
+    }
+    let workers = t.workers.unwrap_or(mask.len());
+    Ok((0..workers).map(|i| mask[i % mask.len()]).collect())
+}
+
+/// The lines CoreDNS prints at start: one per served zone, then the version.
+pub fn banner(config: &Config) -> String {
+    let mut out = String::new();
+    for l in &config.listeners {
+        for r in &l.routes {
+            let bound = if l.addr.ip().is_unspecified() {
+                String::new()
+            } else {
+                format!(" on {}", l.addr.ip())
+            };
+            out.push_str(&format!("{}:{}{}\n", r.zone, l.addr.port(), bound));
+        }
+    }
+    out.push_str(&format!("ringdns-{}\n", crate::VERSION));
+    out.push_str(&format!(
+        "linux/{}, thread-per-core (glommio)\n",
+        std::env::consts::ARCH
+    ));
+    out
+}
+
+/// Serves `config` until SIGINT or SIGTERM, then stops gracefully: stop reading, answer
+/// what is in flight, return. Errors before serving (a socket that cannot be bound, an
+/// executor that cannot start) are returned and nothing keeps running.
+pub fn run(config: Config, quiet: bool) -> Result<(), String> {
+    let cpus = choose_cpus(&config.tuning)?;
+    let addrs: Vec<_> = config.listeners.iter().map(|l| l.addr).collect();
+    let mut sockets = sockets::open_all(&addrs, cpus.len(), &config.tuning)?;
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])
+        .map_err(|e| format!("cannot install signal handlers: {e}"))?;
+    let config = Arc::new(config);
+    let stop = Arc::new(AtomicBool::new(false));
+    let exited = Arc::new(AtomicUsize::new(0));
+    let started = Arc::new(AtomicUsize::new(0));
+
+    let mut handles = Vec::new();
+    for (index, &cpu) in cpus.iter().enumerate() {
+        let socks = std::mem::take(&mut sockets[index]);
+        let info = CoreInfo {
+            index,
+            cpu,
+            cores: cpus.len(),
+        };
+        let (config, stop, exited, started) = (
+            config.clone(),
+            stop.clone(),
+            exited.clone(),
+            started.clone(),
+        );
+        let builder = LocalExecutorBuilder::new(Placement::Fixed(cpu))
+            .name(&format!("ringdns-core-{index}"))
+            .io_memory(config.tuning.io_memory);
+        let handle = builder
+            .spawn(move || async move {
+                let _guard = ExitGuard(exited);
+                core_main(config, info, socks, stop, started).await;
+            })
+            .map_err(|e| format!("cannot start the executor for CPU {cpu}: {e}"))?;
+        handles.push(handle);
+    }
+    // Wait until every core has built its chains and opened its loops.
+    let t0 = Instant::now();
+    while started.load(Ordering::Acquire) < handles.len() {
+        if exited.load(Ordering::Acquire) > 0 || t0.elapsed() > Duration::from_secs(30) {
+            stop.store(true, Ordering::Release);
+            for h in handles {
+                let _ = h.join();
+            }
+            return Err("a core failed to start".into());
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    if !quiet {
+        crate::logging::write_raw(banner(&config).as_bytes());
+    }
+
+    'wait: loop {
+        for sig in signals.pending() {
+            if sig == SIGINT || sig == SIGTERM {
+                break 'wait;
+            }
+        }
+        if exited.load(Ordering::Acquire) > 0 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    stop.store(true, Ordering::Release);
+    let mut failed = false;
+    for h in handles {
+        failed |= h.join().is_err();
+    }
+    if failed {
+        return Err("a core stopped with a panic".into());
+    }
+    Ok(())
+}
+
+/// Counts a core's exit, also when it unwinds from a panic.
+struct ExitGuard(Arc<AtomicUsize>);
+
+impl Drop for ExitGuard {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::AcqRel);
+    }
+}
+
+async fn core_main(
+    config: Arc<Config>,
+    info: CoreInfo,
+    socks: Vec<sockets::ListenerSockets>,
+    stop_flag: Arc<AtomicBool>,
+    started: Arc<AtomicUsize>,
+) {
+    let core = Rc::new(CoreServer::build(&config, &info));
+    let stop = Rc::new(Stop::new());
+    {
+        let stop = stop.clone();
+        glommio::spawn_local(async move {
+            while !stop_flag.load(Ordering::Acquire) {
+                glommio::timer::sleep(STOP_POLL).await;
+            }
+            stop.trigger();
+        })
+        .detach();
+    }
+    let mut tasks = Vec::new();
+    for (li, s) in socks.into_iter().enumerate() {
+        // SAFETY: the fd comes from a socket2 socket we own and give up here; glommio's
+        // socket becomes its only owner.
+        let udp = Rc::new(unsafe {
+            <glommio::net::UdpSocket as std::os::fd::FromRawFd>::from_raw_fd(s.udp.into_raw_fd())
+        });
+        // SAFETY: as above, for the listening TCP socket.
+        let tcp = unsafe {
+            <glommio::net::TcpListener as std::os::fd::FromRawFd>::from_raw_fd(s.tcp.into_raw_fd())
+        };
+        let backend = match config.tuning.udp_backend {
+            UdpBackend::Mmsg => {
+                Backend::Mmsg(mmsg::Mmsg::new(udp.clone(), config.tuning.udp_batch))
+            }
+            UdpBackend::Glommio => Backend::Glommio(GlommioBackend::new(udp.clone())),
+        };
+        let batch = match config.tuning.udp_backend {
+            UdpBackend::Mmsg => config.tuning.udp_batch,
+            UdpBackend::Glommio => 1,
+        };
+        tasks.push(glommio::spawn_local(udp::run(
+            core.clone(),
+            li,
+            backend,
+            udp,
+            batch,
+            stop.clone(),
+        )));
+        let limits = tcp::TcpLimits::new(config.tuning.tcp_max_conns);
+        tasks.push(glommio::spawn_local(tcp::run(
+            core.clone(),
+            li,
+            tcp,
+            limits,
+            stop.clone(),
+        )));
+    }
+    started.fetch_add(1, Ordering::AcqRel);
+    for t in tasks {
+        t.await;
+    }
+    let t0 = Instant::now();
+    while core.inflight.get() > 0 && t0.elapsed() < DRAIN {
+        glommio::timer::sleep(Duration::from_millis(5)).await;
+    }
+    core.after_batch();
+}

@@ -1,0 +1,146 @@
+//! DNS over TCP for one listener on one core: accept, then one task per connection reading
+//! length-prefixed queries with CoreDNS's timeouts (first read 3 s, idle 10 s, write 5 s),
+//! under a per-core connection cap.
+
+use super::core::CoreServer;
+use super::serve::{Verdict, serve_deferred, serve_inline};
+use super::stop::Stop;
+use crate::plugin::{Handler, Proto};
+use futures_lite::{AsyncReadExt, AsyncWriteExt};
+use glommio::net::{TcpListener, TcpStream};
+use std::cell::Cell;
+use std::rc::Rc;
+use std::time::Duration;
+
+/// TCP limits of a listener.
+#[derive(Debug, Clone, Copy)]
+pub struct TcpLimits {
+    /// Wait for the first query of a connection.
+    pub read: Duration,
+    /// Wait for each later query.
+    pub idle: Duration,
+    /// Wait for a reply to be written.
+    pub write: Duration,
+    /// Connections open at once on this core and listener.
+    pub max_conns: usize,
+}
+
+impl TcpLimits {
+    /// CoreDNS's defaults with the tuning block's connection cap.
+    pub fn new(max_conns: usize) -> Self {
+        TcpLimits {
+            read: Duration::from_secs(3),
+            idle: Duration::from_secs(10),
+            write: Duration::from_secs(5),
+            max_conns,
+        }
+    }
+}
+
+/// Accepts connections on `listener` until `stop` is given.
+pub async fn run<H: Handler + 'static>(
+    core: Rc<CoreServer<H>>,
+    li: usize,
+    listener: TcpListener,
+    limits: TcpLimits,
+    stop: Rc<Stop>,
+) {
+    let open = Rc::new(Cell::new(0usize));
+    let mut warned = false;
+    loop {
+        let accepted = futures_lite::future::or(async { Some(listener.accept().await) }, async {
+            stop.wait().await;
+            None
+        })
+        .await;
+        let stream = match accepted {
+            None => break,
+            Some(Ok(s)) => s,
+            Some(Err(e)) => {
+                crate::error!("tcp accept on {}: {e}", core.listeners[li].name);
+                glommio::timer::sleep(Duration::from_millis(10)).await;
+                continue;
+            }
+        };
+        if open.get() >= limits.max_conns {
+            if !warned {
+                crate::warning!(
+                    "TCP connection limit ({}) reached on {} (this core); closing new connections until some end",
+                    limits.max_conns,
+                    core.listeners[li].name
+                );
+                warned = true;
+            }
+            drop(stream);
+            continue;
+        }
+        warned = false;
+        open.set(open.get() + 1);
+        let (core, open, stop) = (core.clone(), open.clone(), stop.clone());
+        glommio::spawn_local(async move {
+            connection(&core, li, stream, limits, &stop).await;
+            open.set(open.get() - 1);
+        })
+        .detach();
+    }
+}
+
+/// Serves one connection: queries are answered in the order they arrive; a client may send
+/// many before reading (pipelining).
+async fn connection<H: Handler>(
+    core: &CoreServer<H>,
+    li: usize,
+    stream: TcpStream,
+    limits: TcpLimits,
+    stop: &Stop,
+) {
+    let Ok(client) = stream.peer_addr() else {
+        return;
+    };
+    let _ = stream.set_write_timeout(Some(limits.write));
+    let mut stream = stream.buffered();
+    let mut query = vec![0u8; 65_535];
+    let mut reply = Vec::with_capacity(4096);
+    let mut out = Vec::with_capacity(4096);
+    let mut first = true;
+    loop {
+        let wait = if first { limits.read } else { limits.idle };
+        let _ = stream.set_read_timeout(Some(wait));
+        let mut len = [0u8; 2];
+        let got =
+            futures_lite::future::or(async { Some(stream.read_exact(&mut len).await) }, async {
+                stop.wait().await;
+                None
+            })
+            .await;
+        if !matches!(got, Some(Ok(()))) {
+            return;
+        }
+        let n = usize::from(u16::from_be_bytes(len));
+        let _ = stream.set_read_timeout(Some(limits.read));
+        if stream.read_exact(&mut query[..n]).await.is_err() {
+            return;
+        }
+        first = false;
+        let l = &core.listeners[li];
+        let mut verdict = serve_inline(core, l, &query[..n], false, client, Proto::Tcp, &mut reply);
+        if let Verdict::Defer(note) = verdict {
+            core.inflight.set(core.inflight.get() + 1);
+            verdict =
+                serve_deferred(core, l, &query[..n], client, Proto::Tcp, note, &mut reply).await;
+            core.inflight.set(core.inflight.get() - 1);
+        }
+        core.after_batch();
+        if verdict == Verdict::Send {
+            out.clear();
+            out.extend_from_slice(&(reply.len() as u16).to_be_bytes());
+            out.extend_from_slice(&reply);
+            if stream.write_all(&out).await.is_err() || stream.flush().await.is_err() {
+                return;
+            }
+        }
+        if stop.is_set() {
+            return;
+        }
+    }
+}

@@ -1,0 +1,96 @@
+//! The UDP loop of one listener on one core: receive a batch, serve each query inline,
+//! flush the plugins' per-batch work, send the batch; deferred queries become tasks.
+
+use super::backend::{Backend, DatagramBackend};
+use super::batch::Batch;
+use super::core::CoreServer;
+use super::serve::{Verdict, serve_deferred, serve_inline, spawn_deferred};
+use super::stop::Stop;
+use crate::plugin::{Handler, Proto};
+use glommio::net::UdpSocket;
+use std::cell::Cell;
+use std::io;
+use std::rc::Rc;
+
+thread_local! {
+    static SEND_ERRORS: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Counts a reply that could not be sent, and logs the first of each thousand.
+pub fn note_send_error(e: &io::Error) {
+    SEND_ERRORS.with(|c| {
+        let n = c.get();
+        c.set(n + 1);
+        if n % 1000 == 0 {
+            crate::error!("udp send failed ({} so far on this core): {e}", n + 1);
+        }
+    });
+}
+
+/// Serves the listener `li` until `stop` is given.
+pub async fn run<H: Handler + 'static>(
+    core: Rc<CoreServer<H>>,
+    li: usize,
+    mut backend: Backend,
+    sock: Rc<UdpSocket>,
+    batch_size: usize,
+    stop: Rc<Stop>,
+) {
+    let mut batch = Batch::new(batch_size);
+    loop {
+        let received =
+            futures_lite::future::or(async { Some(backend.recv(&mut batch).await) }, async {
+                stop.wait().await;
+                None
+            })
+            .await;
+        let n = match received {
+            None => break,
+            Some(Ok(n)) => n,
+            Some(Err(e)) => {
+                crate::error!("udp receive on {}: {e}", core.listeners[li].name);
+                glommio::timer::sleep(std::time::Duration::from_millis(10)).await;
+                continue;
+            }
+        };
+        let l = &core.listeners[li];
+        for slot in &mut batch.slots[..n] {
+            let packet = &slot.buf[..slot.len];
+            slot.send = match serve_inline(
+                &core,
+                l,
+                packet,
+                slot.truncated,
+                slot.peer,
+                Proto::Udp,
+                &mut slot.reply,
+            ) {
+                Verdict::Send => true,
+                Verdict::Drop => false,
+                Verdict::Defer(note) => {
+                    let packet = packet.to_vec();
+                    let peer = slot.peer;
+                    let sock = sock.clone();
+                    spawn_deferred(core.clone(), move |core| async move {
+                        let mut reply = Vec::new();
+                        let l = &core.listeners[li];
+                        if serve_deferred(&core, l, &packet, peer, Proto::Udp, note, &mut reply)
+                            .await
+                            == Verdict::Send
+                        {
+                            if let Err(e) = sock.send_to(&reply, peer).await {
+                                note_send_error(&io::Error::from(e));
+                            }
+                        }
+                    });
+                    false
+                }
+            };
+        }
+        core.after_batch();
+        backend.send(&mut batch, n).await;
+        if stop.is_set() {
+            break;
+        }
+    }
+}

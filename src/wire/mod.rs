@@ -1,0 +1,47 @@
+//! DNS wire format for the hot path: parse a query, build a reply, make it
+//! fit the client — all on borrowed slices and caller-owned buffers, with
+//! the acceptance and EDNS rules of miekg/dns + CoreDNS.
+//!
+//! A typical request:
+//!
+//! ```text
+//! match Query::parse(datagram) {
+//!     Err(Reject::Drop) => {}
+//!     Err(r) => { if reject_reply(datagram, r.rcode().unwrap(), &mut out) { send(&out) } }
+//!     Ok(q) if q.bad_edns_version() => { badvers_reply(&q, &mut out); send(&out) }
+//!     Ok(q) => {
+//!         let mut w = MessageWriter::reply(&q, &mut out, rcode::NOERROR);
+//!         w.push(Section::Answer, Owner::Question, rtype::A, class::IN, 60, &[192, 0, 2, 1])?;
+//!         w.finish();
+//!         finalize(&mut out, &q, q.max_reply_size(is_tcp));
+//!         send(&out)
+//!     }
+//! }
+//! ```
+//!
+//! Self-contained: std only, no other module of the crate.
+#![warn(missing_docs)]
+
+mod consts;
+mod finalize;
+mod header;
+mod name;
+mod names;
+mod query;
+mod records;
+mod writer;
+
+#[cfg(test)]
+mod tests;
+
+pub use consts::{
+    HEADER_LEN, MAX_LABEL_LEN, MAX_MSG_SIZE, MAX_NAME_LEN, MIN_UDP_SIZE, QUESTION_OFFSET,
+    QUESTION_POINTER, class, edns, flags, opcode, rcode, rtype,
+};
+pub use finalize::{badvers_reply, finalize};
+pub use header::{Section, header_rcode};
+pub use name::{Labels, Lowercase, Name, NameError, Suffixes, name_to_wire};
+pub use names::{ClassName, RcodeName, TypeName, class_name, rcode_name, type_name};
+pub use query::{EdnsOptions, Opt, Query, Reject, reject_reply};
+pub use records::{Record, RecordIter, WireError, records};
+pub use writer::{MessageWriter, Owner, WriteError};

@@ -1,0 +1,683 @@
+//! Domain names: a borrowed, validated, uncompressed wire name ([`Name`]),
+//! the walkers the parsers use on names inside messages (with or without
+//! compression), presentation-format printing as miekg does it, and
+//! [`name_to_wire`] for configuration.
+
+use std::fmt;
+
+use super::consts::{HEADER_LEN, MAX_LABEL_LEN, MAX_NAME_LEN};
+
+/// Why a name was rejected. Used both for wire names (parsing) and for
+/// presentation names (configuration).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NameError {
+    /// An empty presentation string (use `.` for the root).
+    Empty,
+    /// Two dots in a row, or a leading dot, in a presentation name.
+    EmptyLabel,
+    /// A label longer than 63 bytes.
+    LabelTooLong,
+    /// A name longer than 255 bytes in wire form.
+    NameTooLong,
+    /// A bad `\` escape in a presentation name.
+    BadEscape,
+    /// The name runs past the end of the buffer.
+    Truncated,
+    /// A label type other than 00 (length) or 11 (pointer).
+    BadLabelType,
+    /// A compression pointer that points forward, to itself, into the
+    /// header, or too many pointers in a row.
+    BadPointer,
+    /// A compression pointer where none is allowed (question name,
+    /// uncompressed names).
+    Compressed,
+    /// Bytes left over after the root label.
+    TrailingBytes,
+}
+
+impl fmt::Display for NameError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = match self {
+            NameError::Empty => "empty name",
+            NameError::EmptyLabel => "empty label",
+            NameError::LabelTooLong => "label longer than 63 bytes",
+            NameError::NameTooLong => "name longer than 255 bytes",
+            NameError::BadEscape => "bad escape sequence",
+            NameError::Truncated => "name runs past the end of the message",
+            NameError::BadLabelType => "reserved label type",
+            NameError::BadPointer => "bad compression pointer",
+            NameError::Compressed => "compression pointer not allowed here",
+            NameError::TrailingBytes => "bytes after the root label",
+        };
+        f.write_str(s)
+    }
+}
+
+impl std::error::Error for NameError {}
+
+/// miekg follows at most this many compression pointers in one name.
+const MAX_POINTERS: usize = 126;
+
+/// Where a walked name ends and how long it is once decompressed.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Walked {
+    /// Offset just past the name's bytes at its own position (after the
+    /// first pointer when compressed).
+    pub end: usize,
+    /// Length of the decompressed wire name, root byte included (1 = root).
+    pub wire_len: usize,
+}
+
+/// Walks an uncompressed name starting at `start`; bytes at or past `limit`
+/// are out of bounds. A pointer is an error ([`NameError::Compressed`]).
+#[inline]
+pub(crate) fn walk_uncompressed(
+    buf: &[u8],
+    start: usize,
+    limit: usize,
+) -> Result<Walked, NameError> {
+    let mut pos = start;
+    loop {
+        if pos >= limit {
+            return Err(NameError::Truncated);
+        }
+        let c = buf[pos];
+        match c & 0xC0 {
+            0x00 => {
+                if c == 0 {
+                    return Ok(Walked {
+                        end: pos + 1,
+                        wire_len: pos + 1 - start,
+                    });
+                }
+                let next = pos + 1 + c as usize;
+                if next > limit {
+                    return Err(NameError::Truncated);
+                }
+                // Room must remain for the root byte (255 in total).
+                if next - start > MAX_NAME_LEN - 1 {
+                    return Err(NameError::NameTooLong);
+                }
+                pos = next;
+            }
+            0xC0 => return Err(NameError::Compressed),
+            _ => return Err(NameError::BadLabelType),
+        }
+    }
+}
+
+/// Walks a possibly compressed name starting at `start` inside a message;
+/// bytes at or past `limit` are out of bounds. Pointers must point strictly
+/// backwards (which also rules out loops) and not into the header.
+#[inline]
+pub(crate) fn walk_compressed(msg: &[u8], start: usize, limit: usize) -> Result<Walked, NameError> {
+    let mut pos = start;
+    let mut end = 0usize;
+    let mut wire_len = 0usize;
+    let mut hops = 0usize;
+    loop {
+        if pos >= limit {
+            return Err(NameError::Truncated);
+        }
+        let c = msg[pos];
+        match c & 0xC0 {
+            0x00 => {
+                if c == 0 {
+                    if hops == 0 {
+                        end = pos + 1;
+                    }
+                    return Ok(Walked {
+                        end,
+                        wire_len: wire_len + 1,
+                    });
+                }
+                let l = c as usize;
+                if pos + 1 + l > limit {
+                    return Err(NameError::Truncated);
+                }
+                wire_len += l + 1;
+                if wire_len > MAX_NAME_LEN - 1 {
+                    return Err(NameError::NameTooLong);
+                }
+                pos += 1 + l;
+            }
+            0xC0 => {
+                if pos + 1 >= limit {
+                    return Err(NameError::Truncated);
+                }
+                let target = (((c & 0x3F) as usize) << 8) | msg[pos + 1] as usize;
+                if hops == 0 {
+                    end = pos + 2;
+                }
+                hops += 1;
+                if target >= pos || target < HEADER_LEN || hops > MAX_POINTERS {
+                    return Err(NameError::BadPointer);
+                }
+                pos = target;
+            }
+            _ => return Err(NameError::BadLabelType),
+        }
+    }
+}
+
+/// A validated, uncompressed domain name in wire form, borrowed from a
+/// packet or from configuration. Keeps the original case; every comparison
+/// it offers is ASCII case-insensitive.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Name<'a> {
+    wire: &'a [u8],
+}
+
+impl<'a> Name<'a> {
+    /// The root name `.`.
+    pub const ROOT: Name<'static> = Name { wire: &[0] };
+
+    /// Validates `wire` as exactly one uncompressed name (labels ≤ 63,
+    /// total ≤ 255, ends with the root label and nothing after it).
+    pub fn from_wire(wire: &'a [u8]) -> Result<Name<'a>, NameError> {
+        let w = walk_uncompressed(wire, 0, wire.len())?;
+        if w.end != wire.len() {
+            return Err(NameError::TrailingBytes);
+        }
+        Ok(Name { wire })
+    }
+
+    /// Wraps bytes already validated by this module (the question name).
+    #[inline]
+    pub(crate) fn from_wire_unchecked(wire: &'a [u8]) -> Name<'a> {
+        debug_assert!(Name::from_wire(wire).is_ok());
+        Name { wire }
+    }
+
+    /// The wire bytes, original case.
+    #[inline]
+    pub fn as_wire(&self) -> &'a [u8] {
+        self.wire
+    }
+
+    /// Length in wire form (1 for the root).
+    #[inline]
+    pub fn wire_len(&self) -> usize {
+        self.wire.len()
+    }
+
+    /// True for the root name `.`.
+    #[inline]
+    pub fn is_root(&self) -> bool {
+        self.wire.len() == 1
+    }
+
+    /// Number of labels, the root not counted (`example.org.` has 2).
+    pub fn label_count(&self) -> usize {
+        self.labels().count()
+    }
+
+    /// The labels from left to right, without length bytes; the root label
+    /// is not yielded.
+    #[inline]
+    pub fn labels(&self) -> Labels<'a> {
+        Labels {
+            wire: self.wire,
+            pos: 0,
+        }
+    }
+
+    /// The wire suffixes at label boundaries, from the full name down to the
+    /// root (`a.b.` yields `a.b.`, `b.`, `.`): what zone lookup walks.
+    #[inline]
+    pub fn suffixes(&self) -> Suffixes<'a> {
+        Suffixes {
+            wire: self.wire,
+            pos: 0,
+        }
+    }
+
+    /// ASCII case-insensitive equality with another wire name. Length bytes
+    /// (≤ 63) are never changed by ASCII case folding, so a plain
+    /// byte-wise comparison also aligns the labels.
+    #[inline]
+    pub fn eq_ignore_ascii_case(&self, other_wire: &[u8]) -> bool {
+        self.wire.eq_ignore_ascii_case(other_wire)
+    }
+
+    /// True when this name equals `zone_wire` or lies below it (ASCII
+    /// case-insensitive, on label boundaries). `zone_wire` must be a valid
+    /// wire name; an empty slice is never a zone.
+    pub fn is_subdomain_of(&self, zone_wire: &[u8]) -> bool {
+        if zone_wire.is_empty() || zone_wire.len() > self.wire.len() {
+            return false;
+        }
+        let off = self.wire.len() - zone_wire.len();
+        let mut pos = 0;
+        while pos < off {
+            pos += self.wire[pos] as usize + 1;
+        }
+        pos == off && self.wire[off..].eq_ignore_ascii_case(zone_wire)
+    }
+
+    /// Writes the lower-cased wire form into `buf` and returns it: a
+    /// stack-friendly key for zone and cache lookups.
+    pub fn lowercase_wire<'b>(&self, buf: &'b mut [u8; MAX_NAME_LEN]) -> &'b [u8] {
+        let n = self.wire.len();
+        for (d, s) in buf[..n].iter_mut().zip(self.wire) {
+            *d = s.to_ascii_lowercase();
+        }
+        &buf[..n]
+    }
+
+    /// Writes the lower-cased presentation form (what CoreDNS calls
+    /// `state.Name()`), without allocating.
+    pub fn write_lowercase<W: fmt::Write + ?Sized>(&self, w: &mut W) -> fmt::Result {
+        write_presentation(self.wire, w, true)
+    }
+
+    /// A `Display` adapter printing the lower-cased presentation form.
+    #[inline]
+    pub fn lowercase(&self) -> Lowercase<'a> {
+        Lowercase(*self)
+    }
+}
+
+impl fmt::Display for Name<'_> {
+    /// Presentation format in the original case, escaped like miekg.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_presentation(self.wire, f, false)
+    }
+}
+
+impl fmt::Debug for Name<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Name({self})")
+    }
+}
+
+/// `Display` adapter for the lower-cased presentation form of a [`Name`].
+#[derive(Clone, Copy, Debug)]
+pub struct Lowercase<'a>(Name<'a>);
+
+impl fmt::Display for Lowercase<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_presentation(self.0.wire, f, true)
+    }
+}
+
+/// Bytes miekg escapes with a backslash (`isDomainNameLabelSpecial`).
+#[inline]
+fn is_special(b: u8) -> bool {
+    matches!(
+        b,
+        b'.' | b' ' | b'\'' | b'@' | b';' | b'(' | b')' | b'"' | b'\\'
+    )
+}
+
+/// Prints an uncompressed wire name the way miekg's `UnpackDomainName`
+/// does: `\X` for special bytes, `\DDD` for bytes outside `' '..='~'`, a dot
+/// after every label, `.` for the root.
+fn write_presentation<W: fmt::Write + ?Sized>(wire: &[u8], w: &mut W, lower: bool) -> fmt::Result {
+    if wire.len() <= 1 {
+        return w.write_char('.');
+    }
+    let mut pos = 0;
+    while pos < wire.len() {
+        let l = wire[pos] as usize;
+        if l == 0 || pos + 1 + l > wire.len() {
+            break;
+        }
+        let label = &wire[pos + 1..pos + 1 + l];
+        // Runs of plain bytes go out in one write_str.
+        let mut run = 0;
+        for (i, &b) in label.iter().enumerate() {
+            let plain =
+                (b' '..=b'~').contains(&b) && !is_special(b) && !(lower && b.is_ascii_uppercase());
+            if plain {
+                continue;
+            }
+            if run < i {
+                w.write_str(ascii(&label[run..i]))?;
+            }
+            run = i + 1;
+            if is_special(b) {
+                w.write_char('\\')?;
+                w.write_char(b as char)?;
+            } else if !(b' '..=b'~').contains(&b) {
+                let d = [b'\\', b'0' + b / 100, b'0' + (b / 10) % 10, b'0' + b % 10];
+                w.write_str(ascii(&d))?;
+            } else {
+                w.write_char(b.to_ascii_lowercase() as char)?;
+            }
+        }
+        if run < label.len() {
+            w.write_str(ascii(&label[run..]))?;
+        }
+        w.write_char('.')?;
+        pos += 1 + l;
+    }
+    Ok(())
+}
+
+/// Views printable ASCII bytes as `&str`.
+#[inline]
+fn ascii(b: &[u8]) -> &str {
+    // Only called on bytes in ' '..='~' (checked by the caller), which are
+    // valid UTF-8; the fallback never triggers.
+    std::str::from_utf8(b).unwrap_or("?")
+}
+
+/// Iterator over the labels of a [`Name`] (see [`Name::labels`]).
+#[derive(Clone, Debug)]
+pub struct Labels<'a> {
+    wire: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Iterator for Labels<'a> {
+    type Item = &'a [u8];
+
+    #[inline]
+    fn next(&mut self) -> Option<&'a [u8]> {
+        let l = *self.wire.get(self.pos)? as usize;
+        if l == 0 {
+            return None;
+        }
+        let label = self.wire.get(self.pos + 1..self.pos + 1 + l)?;
+        self.pos += 1 + l;
+        Some(label)
+    }
+}
+
+/// Iterator over the label-boundary suffixes of a [`Name`] (see
+/// [`Name::suffixes`]).
+#[derive(Clone, Debug)]
+pub struct Suffixes<'a> {
+    wire: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Iterator for Suffixes<'a> {
+    type Item = &'a [u8];
+
+    #[inline]
+    fn next(&mut self) -> Option<&'a [u8]> {
+        let rest = self.wire.get(self.pos..)?;
+        let l = *rest.first()? as usize;
+        self.pos = if l == 0 {
+            self.wire.len()
+        } else {
+            self.pos + 1 + l
+        };
+        Some(rest)
+    }
+}
+
+/// Converts a presentation name (`Example.ORG`, `example.org.`, `.`, with
+/// `\.`, `\\` and `\DDD` escapes) into lower-cased wire form. Off the hot
+/// path: used for zone names from the configuration.
+pub fn name_to_wire(presentation: &str) -> Result<Vec<u8>, NameError> {
+    let s = presentation.as_bytes();
+    if s.is_empty() {
+        return Err(NameError::Empty);
+    }
+    if s == b"." {
+        return Ok(vec![0]);
+    }
+    let mut out = Vec::with_capacity(s.len() + 2);
+    let mut len_at = 0;
+    out.push(0);
+    let mut label_len = 0usize;
+    let mut i = 0;
+    while i < s.len() {
+        let b = match s[i] {
+            b'.' => {
+                if label_len == 0 {
+                    return Err(NameError::EmptyLabel);
+                }
+                out[len_at] = label_len as u8;
+                len_at = out.len();
+                out.push(0);
+                label_len = 0;
+                i += 1;
+                continue;
+            }
+            b'\\' => {
+                let next = *s.get(i + 1).ok_or(NameError::BadEscape)?;
+                if next.is_ascii_digit() {
+                    let d = s.get(i + 1..i + 4).ok_or(NameError::BadEscape)?;
+                    if !d.iter().all(u8::is_ascii_digit) {
+                        return Err(NameError::BadEscape);
+                    }
+                    let v = d.iter().fold(0u32, |acc, c| acc * 10 + u32::from(c - b'0'));
+                    i += 4;
+                    u8::try_from(v).map_err(|_| NameError::BadEscape)?
+                } else {
+                    i += 2;
+                    next
+                }
+            }
+            other => {
+                i += 1;
+                other
+            }
+        };
+        label_len += 1;
+        if label_len > MAX_LABEL_LEN {
+            return Err(NameError::LabelTooLong);
+        }
+        out.push(b.to_ascii_lowercase());
+    }
+    if label_len > 0 {
+        out[len_at] = label_len as u8;
+        out.push(0);
+    }
+    if out.len() > MAX_NAME_LEN {
+        return Err(NameError::NameTooLong);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn w(s: &str) -> Vec<u8> {
+        name_to_wire(s).unwrap()
+    }
+
+    #[test]
+    fn to_wire_basic_and_root() {
+        assert_eq!(w("."), vec![0]);
+        assert_eq!(w("Example.ORG"), b"\x07example\x03org\x00".to_vec());
+        assert_eq!(w("example.org."), b"\x07example\x03org\x00".to_vec());
+        assert_eq!(w("a"), b"\x01a\x00".to_vec());
+    }
+
+    #[test]
+    fn to_wire_escapes() {
+        assert_eq!(w("a\\.b.c"), b"\x03a.b\x01c\x00".to_vec());
+        assert_eq!(w("a\\\\b."), b"\x03a\\b\x00".to_vec());
+        assert_eq!(w("\\065\\000x."), b"\x03a\x00x\x00".to_vec());
+        assert_eq!(w("a\\ b"), b"\x03a b\x00".to_vec());
+        assert_eq!(name_to_wire("a\\"), Err(NameError::BadEscape));
+        assert_eq!(name_to_wire("a\\25"), Err(NameError::BadEscape));
+        assert_eq!(name_to_wire("a\\256"), Err(NameError::BadEscape));
+        assert_eq!(name_to_wire("a\\2x5"), Err(NameError::BadEscape));
+    }
+
+    #[test]
+    fn to_wire_errors() {
+        assert_eq!(name_to_wire(""), Err(NameError::Empty));
+        assert_eq!(name_to_wire("a..b"), Err(NameError::EmptyLabel));
+        assert_eq!(name_to_wire(".a"), Err(NameError::EmptyLabel));
+        assert_eq!(name_to_wire("a.."), Err(NameError::EmptyLabel));
+        let l63 = "x".repeat(63);
+        assert!(name_to_wire(&l63).is_ok());
+        assert_eq!(name_to_wire(&"x".repeat(64)), Err(NameError::LabelTooLong));
+        // 4 labels of 63 = 4*64 + 1 = 257 > 255
+        let long = [l63.as_str(); 4].join(".");
+        assert_eq!(name_to_wire(&long), Err(NameError::NameTooLong));
+        // 3*64 + 62 + 1 = 255 exactly fits
+        let ok = format!("{}.{}", [l63.as_str(); 3].join("."), "y".repeat(61));
+        assert_eq!(name_to_wire(&ok).unwrap().len(), 255);
+    }
+
+    #[test]
+    fn from_wire_validation() {
+        assert!(Name::from_wire(&[0]).is_ok());
+        assert_eq!(Name::from_wire(&[]), Err(NameError::Truncated));
+        assert_eq!(Name::from_wire(b"\x01a"), Err(NameError::Truncated));
+        assert_eq!(
+            Name::from_wire(b"\x01a\x00\x00"),
+            Err(NameError::TrailingBytes)
+        );
+        assert_eq!(Name::from_wire(b"\xC0\x0C"), Err(NameError::Compressed));
+        assert_eq!(Name::from_wire(b"\x41a\x00"), Err(NameError::BadLabelType));
+        assert_eq!(Name::from_wire(b"\x81a\x00"), Err(NameError::BadLabelType));
+        let mut big = Vec::new();
+        for _ in 0..4 {
+            big.push(63);
+            big.extend_from_slice(&[b'a'; 63]);
+        }
+        big.push(0);
+        assert_eq!(Name::from_wire(&big), Err(NameError::NameTooLong));
+    }
+
+    #[test]
+    fn display_escapes_like_miekg() {
+        let n = b"\x07ExAmPle\x03org\x00";
+        assert_eq!(Name::from_wire(n).unwrap().to_string(), "ExAmPle.org.");
+        assert_eq!(
+            Name::from_wire(n).unwrap().lowercase().to_string(),
+            "example.org."
+        );
+        assert_eq!(Name::ROOT.to_string(), ".");
+        let odd = b"\x0aa.b\\c d\x00\xffZ\x00";
+        let name = Name::from_wire(odd).unwrap();
+        assert_eq!(name.to_string(), "a\\.b\\\\c\\ d\\000\\255Z.");
+        let mut s = String::new();
+        name.write_lowercase(&mut s).unwrap();
+        assert_eq!(s, "a\\.b\\\\c\\ d\\000\\255z.");
+        let specials = b"\x07'@;()\"\x01\x00";
+        assert_eq!(
+            Name::from_wire(specials).unwrap().to_string(),
+            "\\'\\@\\;\\(\\)\\\"\\001."
+        );
+    }
+
+    #[test]
+    fn display_round_trips_through_name_to_wire() {
+        let odd = b"\x09A.b\\c d\x00\xff\x03Org\x00";
+        let name = Name::from_wire(odd).unwrap();
+        let back = name_to_wire(&name.to_string()).unwrap();
+        assert_eq!(back, odd.to_ascii_lowercase());
+    }
+
+    #[test]
+    fn case_insensitive_compare() {
+        let a = Name::from_wire(b"\x03WwW\x07Example\x03ORG\x00").unwrap();
+        assert!(a.eq_ignore_ascii_case(&w("www.example.org")));
+        assert!(!a.eq_ignore_ascii_case(&w("www.example.com")));
+        assert!(!a.eq_ignore_ascii_case(&w("example.org")));
+        // Non-ASCII bytes compare exactly.
+        let b = Name::from_wire(b"\x01\xc4\x00").unwrap();
+        assert!(!b.eq_ignore_ascii_case(b"\x01\xe4\x00"));
+    }
+
+    #[test]
+    fn labels_and_suffixes() {
+        let n = Name::from_wire(b"\x03www\x07Example\x03org\x00").unwrap();
+        let labels: Vec<&[u8]> = n.labels().collect();
+        assert_eq!(labels, vec![&b"www"[..], b"Example", b"org"]);
+        assert_eq!(n.label_count(), 3);
+        let sfx: Vec<&[u8]> = n.suffixes().collect();
+        assert_eq!(
+            sfx,
+            vec![
+                &b"\x03www\x07Example\x03org\x00"[..],
+                b"\x07Example\x03org\x00",
+                b"\x03org\x00",
+                b"\x00"
+            ]
+        );
+        assert_eq!(
+            Name::ROOT.suffixes().collect::<Vec<_>>(),
+            vec![&b"\x00"[..]]
+        );
+        assert_eq!(Name::ROOT.labels().count(), 0);
+        assert!(Name::ROOT.is_root());
+    }
+
+    #[test]
+    fn subdomain_checks() {
+        let n = Name::from_wire(b"\x03www\x07Example\x03org\x00").unwrap();
+        assert!(n.is_subdomain_of(&w("example.org")));
+        assert!(n.is_subdomain_of(&w("EXAMPLE.org.")));
+        assert!(n.is_subdomain_of(&w("www.example.org")));
+        assert!(n.is_subdomain_of(&[0]));
+        assert!(!n.is_subdomain_of(&w("ample.org")));
+        assert!(!n.is_subdomain_of(&w("org.example")));
+        assert!(!n.is_subdomain_of(&w("a.www.example.org")));
+        assert!(!n.is_subdomain_of(&[]));
+        // A label that contains the zone's bytes but not on a boundary.
+        let tricky = Name::from_wire(b"\x05a\x03org\x03org\x00").unwrap();
+        assert!(tricky.is_subdomain_of(&w("org")));
+        assert!(!tricky.is_subdomain_of(&w("org.org")));
+    }
+
+    #[test]
+    fn lowercase_wire_key() {
+        let n = Name::from_wire(b"\x03WwW\x00").unwrap();
+        let mut buf = [0u8; MAX_NAME_LEN];
+        assert_eq!(n.lowercase_wire(&mut buf), b"\x03www\x00");
+    }
+
+    #[test]
+    fn compressed_walker_rules() {
+        // header (12) + "a." at 12 + pointer at 15 to 12
+        let mut m = vec![0u8; 12];
+        m.extend_from_slice(b"\x01a\x00\xC0\x0C");
+        let wk = walk_compressed(&m, 15, m.len()).unwrap();
+        assert_eq!((wk.end, wk.wire_len), (17, 3));
+        // forward pointer
+        let mut f = vec![0u8; 12];
+        f.extend_from_slice(b"\xC0\x0E\x00");
+        assert_eq!(
+            walk_compressed(&f, 12, f.len()).unwrap_err(),
+            NameError::BadPointer
+        );
+        // self pointer
+        let mut s = vec![0u8; 12];
+        s.extend_from_slice(b"\xC0\x0C");
+        assert_eq!(
+            walk_compressed(&s, 12, s.len()).unwrap_err(),
+            NameError::BadPointer
+        );
+        // into the header
+        let mut h = vec![0u8; 12];
+        h.extend_from_slice(b"\xC0\x04");
+        assert_eq!(
+            walk_compressed(&h, 12, h.len()).unwrap_err(),
+            NameError::BadPointer
+        );
+        // pointer cut off
+        let mut t = vec![0u8; 12];
+        t.push(0xC0);
+        assert_eq!(
+            walk_compressed(&t, 12, t.len()).unwrap_err(),
+            NameError::Truncated
+        );
+        // decompressed length over 255 through pointers
+        let mut long = vec![0u8; 12];
+        for _ in 0..3 {
+            long.push(63);
+            long.extend_from_slice(&[b'a'; 63]);
+        }
+        long.push(0);
+        let p = long.len();
+        long.push(63);
+        long.extend_from_slice(&[b'b'; 63]);
+        long.extend_from_slice(&[0xC0, 0x0C]);
+        assert_eq!(
+            walk_compressed(&long, p, long.len()).unwrap_err(),
+            NameError::NameTooLong
+        );
+    }
+}

@@ -1,0 +1,336 @@
+//! Shared helpers for the integration tests: start the real `ringdns` binary on loopback
+//! with a Corefile written by the test, and speak DNS to it over real UDP and TCP sockets.
+#![allow(dead_code)]
+
+use hickory_proto::op::Message;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream, UdpSocket};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Where claimed ports are recorded so concurrent test processes never share one (ringdns
+/// binds with SO_REUSEPORT, so two servers on one port would both start).
+const PORT_DIR: &str = "/tmp/ringdns-test-ports";
+
+/// A port free for UDP and TCP on 127.0.0.1 and claimed for this test until dropped.
+pub struct Port {
+    pub port: u16,
+    claim: PathBuf,
+}
+
+impl Drop for Port {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.claim);
+    }
+}
+
+/// Finds and claims a free port.
+pub fn free_port() -> Port {
+    std::fs::create_dir_all(PORT_DIR).unwrap();
+    for _ in 0..200 {
+        let udp = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let port = udp.local_addr().unwrap().port();
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_err() {
+            continue;
+        }
+        let claim = PathBuf::from(PORT_DIR).join(port.to_string());
+        if std::fs::OpenOptions::new().write(true).create_new(true).open(&claim).is_ok() {
+            return Port { port, claim };
+        }
+    }
+    panic!("no free port");
+}
+
+/// A temporary directory removed on drop.
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    pub fn new() -> Self {
+        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let p = std::env::temp_dir().join(format!("ringdns-test-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).unwrap();
+        TempDir(p)
+    }
+
+    pub fn write(&self, name: &str, text: &str) -> PathBuf {
+        let p = self.0.join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A running ringdns process; stopped (by its PID) on drop.
+pub struct Server {
+    child: Option<Child>,
+    pub port: u16,
+    pub dir: TempDir,
+    stdout: Arc<Mutex<String>>,
+    stderr: Arc<Mutex<String>>,
+    _port: Port,
+}
+
+fn collect(mut r: impl Read + Send + 'static, into: Arc<Mutex<String>>) {
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        loop {
+            match r.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => into.lock().unwrap().push_str(&String::from_utf8_lossy(&buf[..n])),
+            }
+        }
+    });
+}
+
+pub fn binary() -> &'static str {
+    env!("CARGO_BIN_EXE_ringdns")
+}
+
+impl Server {
+    /// Starts ringdns on a Corefile made by `corefile(port)` and waits until it answers.
+    pub fn start(corefile: impl Fn(u16) -> String) -> Server {
+        Self::start_with_args(corefile, &[])
+    }
+
+    /// Like [`Server::start`] with extra command-line arguments.
+    pub fn start_with_args(corefile: impl Fn(u16) -> String, args: &[&str]) -> Server {
+        let port = free_port();
+        let dir = TempDir::new();
+        let conf = dir.write("Corefile", &corefile(port.port));
+        let mut child = Command::new(binary())
+            .arg("-conf")
+            .arg(&conf)
+            .args(args)
+            .current_dir(&dir.0)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start ringdns");
+        let stdout = Arc::new(Mutex::new(String::new()));
+        let stderr = Arc::new(Mutex::new(String::new()));
+        collect(child.stdout.take().unwrap(), stdout.clone());
+        collect(child.stderr.take().unwrap(), stderr.clone());
+        let mut s = Server {
+            child: Some(child),
+            port: port.port,
+            dir,
+            stdout,
+            stderr,
+            _port: port,
+        };
+        s.wait_ready();
+        s
+    }
+
+    fn wait_ready(&mut self) {
+        let t0 = Instant::now();
+        let q = query(1, "ready.probe.", 1);
+        while t0.elapsed() < Duration::from_secs(20) {
+            if let Some(Ok(Some(status))) = self.child.as_mut().map(|c| c.try_wait()) {
+                panic!(
+                    "ringdns exited with {status} before answering\nstdout:\n{}\nstderr:\n{}",
+                    self.stdout(),
+                    self.stderr()
+                );
+            }
+            if udp_exchange(self.port, &q, Duration::from_millis(100)).is_some() {
+                return;
+            }
+        }
+        panic!("ringdns did not answer within 20s\nstderr:\n{}", self.stderr());
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        SocketAddr::from(([127, 0, 0, 1], self.port))
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().unwrap().id()
+    }
+
+    pub fn stdout(&self) -> String {
+        self.stdout.lock().unwrap().clone()
+    }
+
+    pub fn stderr(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+
+    /// Sends a signal (e.g. "TERM") to the server, by its PID.
+    pub fn signal(&self, sig: &str) {
+        send_signal(self.pid(), sig);
+    }
+
+    /// Waits for the process to exit, up to `limit`; returns its exit code.
+    pub fn wait_exit(&mut self, limit: Duration) -> Option<i32> {
+        let t0 = Instant::now();
+        let child = self.child.as_mut()?;
+        while t0.elapsed() < limit {
+            if let Ok(Some(st)) = child.try_wait() {
+                self.child = None;
+                return st.code();
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
+    }
+
+    /// Waits until stdout contains `needle`, up to `limit`.
+    pub fn wait_stdout(&self, needle: &str, limit: Duration) -> bool {
+        let t0 = Instant::now();
+        while t0.elapsed() < limit {
+            if self.stdout().contains(needle) {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        false
+    }
+}
+
+/// Sends a signal to one process we started, by PID, with kill(1).
+pub fn send_signal(pid: u32, sig: &str) {
+    let _ = Command::new("kill").arg(format!("-{sig}")).arg(pid.to_string()).status();
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            send_signal(c.id(), "TERM");
+            let t0 = Instant::now();
+            while t0.elapsed() < Duration::from_secs(5) {
+                if let Ok(Some(_)) = c.try_wait() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// Runs ringdns expecting it to fail at start; returns (exit code, stderr).
+pub fn run_expect_failure(corefile: &str) -> (i32, String) {
+    let dir = TempDir::new();
+    let conf = dir.write("Corefile", corefile);
+    let mut child = Command::new(binary())
+        .arg("-conf")
+        .arg(&conf)
+        .current_dir(&dir.0)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            let mut err = String::new();
+            child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+            return (st.code().unwrap_or(-1), err);
+        }
+        if t0.elapsed() > Duration::from_secs(10) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("ringdns did not exit on a bad Corefile:\n{corefile}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Encodes a name (presentation, case kept) in wire form.
+pub fn wire_name(name: &str) -> Vec<u8> {
+    let mut out = Vec::new();
+    for l in name.trim_end_matches('.').split('.').filter(|l| !l.is_empty()) {
+        out.push(l.len() as u8);
+        out.extend_from_slice(l.as_bytes());
+    }
+    out.push(0);
+    out
+}
+
+/// A plain query (RD set, class IN, no EDNS).
+pub fn query(id: u16, name: &str, qtype: u16) -> Vec<u8> {
+    query_full(id, name, qtype, 1, None)
+}
+
+/// A query with class and optional EDNS (UDP size, DO bit).
+pub fn query_full(id: u16, name: &str, qtype: u16, qclass: u16, edns: Option<(u16, bool)>) -> Vec<u8> {
+    let mut q = Vec::new();
+    q.extend_from_slice(&id.to_be_bytes());
+    q.extend_from_slice(&[0x01, 0x00]);
+    q.extend_from_slice(&[0, 1, 0, 0, 0, 0, 0, u8::from(edns.is_some())]);
+    q.extend_from_slice(&wire_name(name));
+    q.extend_from_slice(&qtype.to_be_bytes());
+    q.extend_from_slice(&qclass.to_be_bytes());
+    if let Some((size, dnssec_ok)) = edns {
+        q.push(0);
+        q.extend_from_slice(&41u16.to_be_bytes());
+        q.extend_from_slice(&size.to_be_bytes());
+        q.extend_from_slice(&[0, 0, if dnssec_ok { 0x80 } else { 0 }, 0]);
+        q.extend_from_slice(&[0, 0]);
+    }
+    q
+}
+
+/// Sends one datagram and returns the first reply, if any arrives within `wait`.
+pub fn udp_exchange(port: u16, packet: &[u8], wait: Duration) -> Option<Vec<u8>> {
+    let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+    s.set_read_timeout(Some(wait)).unwrap();
+    s.send_to(packet, ("127.0.0.1", port)).unwrap();
+    let mut buf = vec![0u8; 65535];
+    match s.recv_from(&mut buf) {
+        Ok((n, _)) => Some(buf[..n].to_vec()),
+        Err(_) => None,
+    }
+}
+
+/// A UDP exchange that must succeed, parsed.
+pub fn ask(port: u16, packet: &[u8]) -> Message {
+    for _ in 0..3 {
+        if let Some(r) = udp_exchange(port, packet, Duration::from_secs(2)) {
+            return Message::from_vec(&r).expect("reply parses");
+        }
+    }
+    panic!("no reply over UDP");
+}
+
+/// Sends queries over one TCP connection (all written before any reply is read) and
+/// returns the replies in arrival order.
+pub fn tcp_exchange(port: u16, packets: &[Vec<u8>]) -> Vec<Vec<u8>> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut out = Vec::new();
+    for p in packets {
+        out.extend_from_slice(&(p.len() as u16).to_be_bytes());
+        out.extend_from_slice(p);
+    }
+    s.write_all(&out).unwrap();
+    let mut replies = Vec::new();
+    for _ in packets {
+        let mut len = [0u8; 2];
+        if s.read_exact(&mut len).is_err() {
+            break;
+        }
+        let mut buf = vec![0u8; u16::from_be_bytes(len) as usize];
+        s.read_exact(&mut buf).unwrap();
+        replies.push(buf);
+    }
+    replies
+}
+
+/// The rcode of a raw reply (header bits only).
+pub fn rcode(reply: &[u8]) -> u8 {
+    reply[3] & 0x0f
+}
