@@ -49,13 +49,13 @@ impl Plugin for Errors {
             }
             while d.next_block() {
                 match d.val() {
-                    // `stacktrace` (and its old name) asks the server's panic recovery for a
-                    // backtrace; the panic hook prints one when RUST_BACKTRACE is set, so
-                    // it is accepted and documented as such.
+                    // `stacktrace` (and its old name): the server's panic recovery logs the
+                    // backtrace of a panic in this block.
                     "stacktrace" | "panicRecoveryStacktrace" => {
                         if d.next_arg() {
                             return Err(d.arg_err());
                         }
+                        block.stacktrace = true;
                     }
                     "consolidate" => patterns.push(consolidate::parse(d, block.debug)?),
                     other => return Err(d.syntax_err(&format!("Unknown field {other}"))),

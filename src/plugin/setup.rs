@@ -18,6 +18,8 @@ pub struct BlockSetup {
     pub bind_set: bool,
     /// `debug`: panics are not recovered.
     pub debug: bool,
+    /// `errors { stacktrace }`: a recovered panic is logged with its backtrace.
+    pub stacktrace: bool,
     /// CH-class queries are allowed on this block's listeners (chaos, forward).
     pub allow_chaos: bool,
 }

@@ -13,6 +13,8 @@ pub struct CoreBlock<H> {
     pub chain: H,
     /// `debug` in the block: panics are not recovered.
     pub debug: bool,
+    /// `errors { stacktrace }`: a recovered panic is logged with its backtrace.
+    pub stacktrace: bool,
     /// No plugin answers in this block: every query gets REFUSED.
     pub empty: bool,
 }
@@ -70,6 +72,7 @@ impl CoreServer<crate::chain::Chain> {
                 CoreBlock {
                     chain,
                     debug: b.setup.debug,
+                    stacktrace: b.setup.stacktrace,
                     empty,
                 }
             })

@@ -74,6 +74,7 @@ pub fn banner(config: &Config) -> String {
 /// what is in flight, return. Errors before serving (a socket that cannot be bound, an
 /// executor that cannot start) are returned and nothing keeps running.
 pub fn run(config: Config, quiet: bool) -> Result<(), String> {
+    serve::install_panic_hook();
     let cpus = choose_cpus(&config.tuning)?;
     let addrs: Vec<_> = config.listeners.iter().map(|l| l.addr).collect();
     let mut sockets = sockets::open_all(&addrs, cpus.len(), &config.tuning)?;

@@ -111,14 +111,35 @@ fn finish(req: &mut Request<'_>, status: Status) -> Verdict {
     Verdict::Send
 }
 
+thread_local! {
+    /// The backtrace of the last panic on this thread, captured by the hook that
+    /// [`install_panic_hook`] sets, for blocks with `errors { stacktrace }`.
+    static LAST_BACKTRACE: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Keeps the default panic message and also captures the backtrace, so the recovery can log
+/// it for blocks that ask for it.
+pub fn install_panic_hook() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let bt = std::backtrace::Backtrace::force_capture().to_string();
+        LAST_BACKTRACE.with(|b| *b.borrow_mut() = Some(bt));
+        default(info);
+    }));
+}
+
 /// Logs a recovered panic as CoreDNS does.
-fn log_panic(server: &str, payload: &(dyn Any + Send)) {
+fn log_panic(server: &str, payload: &(dyn Any + Send), stacktrace: bool) {
     let msg = payload
         .downcast_ref::<&str>()
         .copied()
         .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
         .unwrap_or("unknown panic");
-    crate::error!("Recovered from panic in server: {server:?} {msg}");
+    let bt = LAST_BACKTRACE.with(|b| b.borrow_mut().take());
+    match bt.filter(|_| stacktrace) {
+        Some(bt) => crate::error!("Recovered from panic in server: {server:?} {msg}\n{bt}"),
+        None => crate::error!("Recovered from panic in server: {server:?} {msg}"),
+    }
 }
 
 /// Serves one query in place. `cut` says the datagram was longer than the buffer.
@@ -159,7 +180,7 @@ pub fn serve_inline<H: Handler>(
             Verdict::Defer(req.deferred_note())
         }
         Err(payload) => {
-            log_panic(&l.name, payload.as_ref());
+            log_panic(&l.name, payload.as_ref(), block.stacktrace);
             error_reply(&req.query, SERVFAIL, proto, req.reply)
         }
     }
@@ -200,7 +221,7 @@ pub async fn serve_deferred<H: Handler>(
         }
         Ok(s) => finish(&mut req, s),
         Err(payload) => {
-            log_panic(&l.name, payload.as_ref());
+            log_panic(&l.name, payload.as_ref(), block.stacktrace);
             error_reply(&req.query, SERVFAIL, proto, req.reply)
         }
     }

@@ -36,7 +36,12 @@ pub fn free_port() -> Port {
             continue;
         }
         let claim = PathBuf::from(PORT_DIR).join(port.to_string());
-        if std::fs::OpenOptions::new().write(true).create_new(true).open(&claim).is_ok() {
+        if std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&claim)
+            .is_ok()
+        {
             return Port { port, claim };
         }
     }
@@ -85,7 +90,10 @@ fn collect(mut r: impl Read + Send + 'static, into: Arc<Mutex<String>>) {
         loop {
             match r.read(&mut buf) {
                 Ok(0) | Err(_) => break,
-                Ok(n) => into.lock().unwrap().push_str(&String::from_utf8_lossy(&buf[..n])),
+                Ok(n) => into
+                    .lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buf[..n])),
             }
         }
     });
@@ -147,7 +155,10 @@ impl Server {
                 return;
             }
         }
-        panic!("ringdns did not answer within 20s\nstderr:\n{}", self.stderr());
+        panic!(
+            "ringdns did not answer within 20s\nstderr:\n{}",
+            self.stderr()
+        );
     }
 
     pub fn addr(&self) -> SocketAddr {
@@ -200,7 +211,10 @@ impl Server {
 
 /// Sends a signal to one process we started, by PID, with kill(1).
 pub fn send_signal(pid: u32, sig: &str) {
-    let _ = Command::new("kill").arg(format!("-{sig}")).arg(pid.to_string()).status();
+    let _ = Command::new("kill")
+        .arg(format!("-{sig}"))
+        .arg(pid.to_string())
+        .status();
 }
 
 impl Drop for Server {
@@ -237,7 +251,12 @@ pub fn run_expect_failure(corefile: &str) -> (i32, String) {
     loop {
         if let Some(st) = child.try_wait().unwrap() {
             let mut err = String::new();
-            child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+            child
+                .stderr
+                .take()
+                .unwrap()
+                .read_to_string(&mut err)
+                .unwrap();
             return (st.code().unwrap_or(-1), err);
         }
         if t0.elapsed() > Duration::from_secs(10) {
@@ -252,7 +271,11 @@ pub fn run_expect_failure(corefile: &str) -> (i32, String) {
 /// Encodes a name (presentation, case kept) in wire form.
 pub fn wire_name(name: &str) -> Vec<u8> {
     let mut out = Vec::new();
-    for l in name.trim_end_matches('.').split('.').filter(|l| !l.is_empty()) {
+    for l in name
+        .trim_end_matches('.')
+        .split('.')
+        .filter(|l| !l.is_empty())
+    {
         out.push(l.len() as u8);
         out.extend_from_slice(l.as_bytes());
     }
@@ -266,7 +289,13 @@ pub fn query(id: u16, name: &str, qtype: u16) -> Vec<u8> {
 }
 
 /// A query with class and optional EDNS (UDP size, DO bit).
-pub fn query_full(id: u16, name: &str, qtype: u16, qclass: u16, edns: Option<(u16, bool)>) -> Vec<u8> {
+pub fn query_full(
+    id: u16,
+    name: &str,
+    qtype: u16,
+    qclass: u16,
+    edns: Option<(u16, bool)>,
+) -> Vec<u8> {
     let mut q = Vec::new();
     q.extend_from_slice(&id.to_be_bytes());
     q.extend_from_slice(&[0x01, 0x00]);

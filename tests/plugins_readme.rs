@@ -1,0 +1,361 @@
+//! "Every Corefile in a plugin README's Examples starts in a test" (DESIGN.md, Tests).
+//!
+//! Every `~~~ corefile` block of every `plugins/*/README.md`'s `## Examples` section is
+//! started with the real binary, port 1053 replaced by a free port, and must answer a UDP
+//! query. Every plugin of plugin.cfg must have a README with the agreed sections.
+//!
+//! The examples are started by this file rather than by `common::Server::start`: its
+//! readiness probe waits 100 ms per query, and erratic's `delay 1 300ms` example answers
+//! every query after 300 ms, so that probe would never see a reply.
+
+mod common;
+
+use std::io::Read;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, UdpSocket};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// The port the README examples use.
+const EXAMPLE_PORT: &str = "1053";
+
+/// The headings every plugin README must have.
+const SECTIONS: [&str; 4] = [
+    "## Syntax",
+    "## Examples",
+    "## Metrics",
+    "## Differences from CoreDNS",
+];
+
+/// How many queries a started example gets before it counts as not serving. erratic's
+/// default `drop 2` drops every second query per core; five queries always include an
+/// answered one.
+const ATTEMPTS: usize = 5;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The plugin READMEs under plugins/, sorted.
+fn readmes() -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(root().join("plugins"))
+        .expect("plugins/ exists")
+        .map(|e| e.unwrap().path().join("README.md"))
+        .filter(|p| p.is_file())
+        .collect();
+    out.sort();
+    out
+}
+
+/// The headings (`## …` lines) of a README, ignoring lines inside fenced blocks.
+fn headings(text: &str) -> Vec<&str> {
+    let mut fenced = false;
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let t = line.trim_end();
+        if t.starts_with("~~~") || t.starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        if !fenced && t.starts_with("## ") {
+            out.push(t);
+        }
+    }
+    out
+}
+
+/// The `~~~ corefile` blocks of the `## Examples` section, in order.
+fn corefile_examples(text: &str) -> Vec<String> {
+    let mut in_examples = false;
+    let mut fence: Option<(bool, String)> = None; // (is a corefile block, its text)
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let t = line.trim_end();
+        if let Some((is_corefile, body)) = &mut fence {
+            if t.trim_start() == "~~~" || t.trim_start() == "```" {
+                if *is_corefile && in_examples {
+                    out.push(std::mem::take(body));
+                }
+                fence = None;
+            } else {
+                body.push_str(line);
+                body.push('\n');
+            }
+            continue;
+        }
+        let s = t.trim_start();
+        if s.starts_with("~~~") || s.starts_with("```") {
+            let info = s.trim_start_matches(['~', '`']).trim();
+            fence = Some((s.starts_with("~~~") && info == "corefile", String::new()));
+        } else if t.starts_with("## ") {
+            in_examples = t == "## Examples";
+        }
+    }
+    assert!(fence.is_none(), "unterminated fenced block");
+    out
+}
+
+/// A README path as the failure messages show it.
+fn rel(p: &Path) -> String {
+    p.strip_prefix(root())
+        .unwrap_or(p)
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// Replaces the port `1053` (as `:1053` or a whole word) with `port`.
+fn with_port(corefile: &str, port: u16) -> String {
+    let mut out = String::with_capacity(corefile.len());
+    let mut rest = corefile;
+    while let Some(i) = rest.find(EXAMPLE_PORT) {
+        let before = rest[..i].chars().next_back();
+        let after = rest[i + EXAMPLE_PORT.len()..].chars().next();
+        let boundary = |c: Option<char>| c.is_none_or(|c| !c.is_ascii_alphanumeric());
+        out.push_str(&rest[..i]);
+        if boundary(before) && boundary(after) {
+            out.push_str(&port.to_string());
+        } else {
+            out.push_str(EXAMPLE_PORT);
+        }
+        rest = &rest[i + EXAMPLE_PORT.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// A started example; the process is stopped (by its PID) on drop.
+struct Running {
+    child: Child,
+    stdout: Arc<Mutex<String>>,
+    stderr: Arc<Mutex<String>>,
+    _dir: common::TempDir,
+}
+
+fn collect(mut r: impl Read + Send + 'static, into: Arc<Mutex<String>>) {
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        loop {
+            match r.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => into
+                    .lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buf[..n])),
+            }
+        }
+    });
+}
+
+impl Running {
+    fn start(corefile: &str, port: u16) -> Running {
+        let dir = common::TempDir::new();
+        let conf = dir.write("Corefile", corefile);
+        let mut child = Command::new(common::binary())
+            .arg("-conf")
+            .arg(&conf)
+            .arg("-dns.port")
+            .arg(port.to_string())
+            .current_dir(&dir.0)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start ringdns");
+        let stdout = Arc::new(Mutex::new(String::new()));
+        let stderr = Arc::new(Mutex::new(String::new()));
+        collect(child.stdout.take().unwrap(), stdout.clone());
+        collect(child.stderr.take().unwrap(), stderr.clone());
+        Running {
+            child,
+            stdout,
+            stderr,
+            _dir: dir,
+        }
+    }
+
+    fn output(&self) -> String {
+        format!(
+            "stdout:\n{}\nstderr:\n{}",
+            self.stdout.lock().unwrap(),
+            self.stderr.lock().unwrap()
+        )
+    }
+
+    /// Waits for the start-up banner (printed once every core serves); Err if the process
+    /// exits first or takes too long.
+    fn wait_banner(&mut self) -> Result<(), String> {
+        let t0 = Instant::now();
+        let version = format!("ringdns-{}", env!("CARGO_PKG_VERSION"));
+        while t0.elapsed() < Duration::from_secs(20) {
+            if self.stdout.lock().unwrap().contains(&version) {
+                return Ok(());
+            }
+            if let Ok(Some(status)) = self.child.try_wait() {
+                // Let the reader threads take the last bytes.
+                std::thread::sleep(Duration::from_millis(100));
+                return Err(format!("exited with {status} before serving"));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Err("printed no start-up banner within 20s".into())
+    }
+
+    /// The address to query: a bound address from the banner (`zone:port on ADDR`), loopback
+    /// preferred; 127.0.0.1 when the block listens on the wildcard.
+    fn target(&self, port: u16) -> SocketAddr {
+        let out = self.stdout.lock().unwrap();
+        let suffix = format!(":{port} on ");
+        let bound: Vec<IpAddr> = out
+            .lines()
+            .filter_map(|l| l.split_once(&suffix))
+            .filter_map(|(_, a)| a.trim().parse().ok())
+            .collect();
+        let ip = bound
+            .iter()
+            .find(|a| a.is_loopback())
+            .or(bound.first())
+            .copied()
+            .unwrap_or(IpAddr::V4(Ipv4Addr::LOCALHOST));
+        SocketAddr::new(ip, port)
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        common::send_signal(self.child.id(), "TERM");
+        let t0 = Instant::now();
+        while t0.elapsed() < Duration::from_secs(5) {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Sends `packet` to `to` and returns the reply with the same ID, if one comes within `wait`.
+fn exchange(to: SocketAddr, packet: &[u8], wait: Duration) -> Option<Vec<u8>> {
+    let local: SocketAddr = match to {
+        SocketAddr::V4(_) => "0.0.0.0:0".parse().unwrap(),
+        SocketAddr::V6(_) => "[::]:0".parse().unwrap(),
+    };
+    let s = UdpSocket::bind(local).ok()?;
+    s.send_to(packet, to).ok()?;
+    let t0 = Instant::now();
+    let mut buf = vec![0u8; 65535];
+    while let Some(left) = wait.checked_sub(t0.elapsed()) {
+        s.set_read_timeout(Some(left.max(Duration::from_millis(1))))
+            .unwrap();
+        match s.recv_from(&mut buf) {
+            Ok((n, from)) if from == to && n >= 12 && buf[..2] == packet[..2] => {
+                return Some(buf[..n].to_vec());
+            }
+            Ok(_) => {}
+            Err(_) => return None,
+        }
+    }
+    None
+}
+
+/// Starts one example and checks that it answers; Err carries what went wrong and the
+/// server's output.
+fn check_example(corefile: &str) -> Result<(), String> {
+    let port = common::free_port();
+    let text = with_port(corefile, port.port);
+    let mut server = Running::start(&text, port.port);
+    if let Err(e) = server.wait_banner() {
+        return Err(format!("{e}\nCorefile:\n{text}{}", server.output()));
+    }
+    let to = server.target(port.port);
+    for i in 0..ATTEMPTS {
+        let q = common::query(0x5300 + i as u16, "example.org.", 1);
+        if let Some(reply) = exchange(to, &q, Duration::from_secs(2)) {
+            assert!(reply[2] & 0x80 != 0, "the reply to a query has QR set");
+            return Ok(());
+        }
+    }
+    Err(format!(
+        "no reply to {ATTEMPTS} queries for example.org. A sent to {to}\nCorefile:\n{text}{}",
+        server.output()
+    ))
+}
+
+#[test]
+fn readme_examples_parse_as_expected() {
+    let text = "# x\n\n## Syntax\n\n~~~ corefile\nnot an example\n~~~\n\n## Examples\n\n\
+                ~~~ corefile\n.:1053 {\n    whoami\n}\n~~~\n\n~~~ sh\n## not a heading\n~~~\n\n\
+                ~~~ corefile\nexample.org:1053 {\n}\n~~~\n\n## Metrics\n\n~~~ corefile\nno\n~~~\n";
+    assert_eq!(
+        corefile_examples(text),
+        [".:1053 {\n    whoami\n}\n", "example.org:1053 {\n}\n"]
+    );
+    assert_eq!(headings(text), ["## Syntax", "## Examples", "## Metrics"]);
+    assert_eq!(
+        with_port(".:1053 {\n}\nexample.org:10530 {\n}\n21053:1053\n", 5),
+        ".:5 {\n}\nexample.org:10530 {\n}\n21053:5\n"
+    );
+}
+
+#[test]
+fn every_plugin_of_plugin_cfg_has_a_complete_readme() {
+    let cfg = std::fs::read_to_string(root().join("plugin.cfg")).unwrap();
+    let mut problems = Vec::new();
+    let mut plugins = 0;
+    for line in cfg.lines().map(str::trim) {
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let (name, module) = line
+            .split_once(':')
+            .unwrap_or_else(|| panic!("plugin.cfg line without ':': {line}"));
+        plugins += 1;
+        let path = root().join("plugins").join(module).join("README.md");
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            problems.push(format!("{name}: {} is missing", rel(&path)));
+            continue;
+        };
+        let found = headings(&text);
+        for s in SECTIONS {
+            if !found.contains(&s) {
+                problems.push(format!("{name}: {} has no `{s}` heading", rel(&path)));
+            }
+        }
+        if corefile_examples(&text).is_empty() {
+            problems.push(format!(
+                "{name}: {} has no `~~~ corefile` block under `## Examples`",
+                rel(&path)
+            ));
+        }
+    }
+    assert!(plugins > 0, "plugin.cfg lists no plugin");
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn every_readme_example_starts_and_answers() {
+    let mut failures = Vec::new();
+    let mut started = 0;
+    for path in readmes() {
+        let text = std::fs::read_to_string(&path).unwrap();
+        for (i, example) in corefile_examples(&text).iter().enumerate() {
+            started += 1;
+            if let Err(e) = check_example(example) {
+                failures.push(format!(
+                    "=== {} example {} (1-based) failed: {e}",
+                    rel(&path),
+                    i + 1
+                ));
+            }
+        }
+    }
+    assert!(started > 0, "no README example found");
+    assert!(
+        failures.is_empty(),
+        "{} of {started} README examples failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}

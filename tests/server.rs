@@ -1,0 +1,290 @@
+//! The server over real sockets: answers, routing, the acceptance rules, EDNS, truncation,
+//! TCP pipelining and deferred queries.
+
+mod common;
+
+use common::{Server, ask, query, query_full, rcode, tcp_exchange, udp_exchange, wire_name};
+use hickory_proto::op::{Message, ResponseCode};
+use hickory_proto::rr::{RData, RecordType};
+use std::time::{Duration, Instant};
+
+const A: u16 = 1;
+const AAAA: u16 = 28;
+
+#[test]
+fn whoami_answers_over_udp_and_tcp() {
+    let s = Server::start(|p| format!(".:{p} {{\n    whoami\n}}\n"));
+    let m = ask(s.port, &query(7, "example.org.", A));
+    assert_eq!(m.metadata.id, 7);
+    assert_eq!(m.metadata.response_code, ResponseCode::NoError);
+    assert!(m.metadata.authoritative);
+    assert!(m.answers.is_empty());
+    assert_eq!(m.additionals.len(), 2);
+    let a = &m.additionals[0];
+    assert_eq!(a.name.to_string(), "example.org.");
+    assert!(matches!(&a.data, RData::A(ip) if ip.0 == std::net::Ipv4Addr::LOCALHOST));
+    let srv = &m.additionals[1];
+    assert_eq!(srv.name.to_string(), "_udp.example.org.");
+    assert_eq!(srv.record_type(), RecordType::SRV);
+
+    let replies = tcp_exchange(s.port, &[query(8, "example.org.", A)]);
+    let m = Message::from_vec(&replies[0]).unwrap();
+    assert_eq!(m.metadata.id, 8);
+    assert_eq!(m.additionals[1].name.to_string(), "_tcp.example.org.");
+}
+
+#[test]
+fn blocks_on_one_port_route_by_longest_suffix() {
+    // example.org's block has only `log`, which falls off the chain: SERVFAIL tells it apart.
+    let s = Server::start(|p| {
+        format!(
+            ".:{p} {{\n whoami\n}}\nexample.org:{p} {{\n log\n}}\nsub.example.org:{p} {{\n whoami\n}}\n"
+        )
+    });
+    let rc = |name: &str| ask(s.port, &query(1, name, A)).metadata.response_code;
+    assert_eq!(rc("www.example.net."), ResponseCode::NoError);
+    assert_eq!(rc("www.example.org."), ResponseCode::ServFail);
+    assert_eq!(rc("EXAMPLE.ORG."), ResponseCode::ServFail);
+    assert_eq!(rc("a.sub.example.org."), ResponseCode::NoError);
+    assert_eq!(rc("org."), ResponseCode::NoError);
+}
+
+#[test]
+fn unserved_zones_and_empty_blocks_are_refused() {
+    let s = Server::start(|p| {
+        format!(
+            "example.org:{p} {{\n bind 127.0.0.1\n whoami\n}}\nempty.test:{p} {{\n bind 127.0.0.1\n}}\nbound.test:{p} {{\n bind 127.0.0.1\n}}\n"
+        )
+    });
+    let rc = |name: &str| ask(s.port, &query(1, name, A)).metadata.response_code;
+    assert_eq!(rc("example.org."), ResponseCode::NoError);
+    assert_eq!(rc("example.net."), ResponseCode::Refused);
+    assert_eq!(rc("x.empty.test."), ResponseCode::Refused);
+    assert_eq!(rc("x.bound.test."), ResponseCode::Refused);
+}
+
+#[test]
+fn non_in_class_is_refused_without_chaos_or_forward() {
+    let s = Server::start(|p| format!(".:{p} {{\n whoami\n}}\n"));
+    let m = ask(s.port, &query_full(3, "version.bind.", 16, 3, None));
+    assert_eq!(m.metadata.response_code, ResponseCode::Refused);
+}
+
+#[test]
+fn malformed_packets_get_formerr_or_are_dropped_and_serving_goes_on() {
+    let s = Server::start(|p| format!(".:{p} {{\n whoami\n}}\n"));
+    let wait = Duration::from_millis(300);
+    // Shorter than a header: dropped.
+    assert_eq!(udp_exchange(s.port, &[1, 2, 3, 4, 5], wait), None);
+    // A response (QR set): dropped.
+    let mut resp = query(9, "example.org.", A);
+    resp[2] |= 0x80;
+    assert_eq!(udp_exchange(s.port, &resp, wait), None);
+    // Two questions: FORMERR.
+    let mut two = query(10, "example.org.", A);
+    two[5] = 2;
+    let r = udp_exchange(s.port, &two, wait).expect("FORMERR reply");
+    assert_eq!(rcode(&r), 1);
+    assert_eq!(&r[..2], &10u16.to_be_bytes());
+    // A name running past the end: FORMERR.
+    let mut cut = query(11, "example.org.", A);
+    cut.truncate(16);
+    cut[12] = 60;
+    let r = udp_exchange(s.port, &cut, wait).expect("FORMERR reply");
+    assert_eq!(rcode(&r), 1);
+    // Opcode STATUS: NOTIMP.
+    let mut status = query(12, "example.org.", A);
+    status[2] = (status[2] & 0x87) | (2 << 3);
+    let r = udp_exchange(s.port, &status, wait).expect("NOTIMP reply");
+    assert_eq!(rcode(&r), 4);
+    // Garbage of every length up to 64 bytes: never a crash.
+    for len in 0..64u8 {
+        let junk: Vec<u8> = (0..len)
+            .map(|i| i.wrapping_mul(37).wrapping_add(len))
+            .collect();
+        let _ = udp_exchange(s.port, &junk, Duration::from_millis(20));
+    }
+    // Still serving.
+    assert_eq!(
+        ask(s.port, &query(13, "example.org.", A))
+            .metadata
+            .response_code,
+        ResponseCode::NoError
+    );
+    let r = tcp_exchange(s.port, &[two.clone(), query(14, "example.org.", A)]);
+    assert_eq!(r.len(), 2);
+    assert_eq!(rcode(&r[0]), 1);
+    assert_eq!(rcode(&r[1]), 0);
+}
+
+#[test]
+fn fifty_pipelined_queries_on_one_tcp_connection_get_fifty_answers() {
+    let s = Server::start(|p| format!(".:{p} {{\n whoami\n}}\n"));
+    let queries: Vec<Vec<u8>> = (0..50u16)
+        .map(|i| query(1000 + i, &format!("q{i}.example.org."), A))
+        .collect();
+    let replies = tcp_exchange(s.port, &queries);
+    assert_eq!(replies.len(), 50);
+    let mut ids: Vec<u16> = replies
+        .iter()
+        .map(|r| u16::from_be_bytes([r[0], r[1]]))
+        .collect();
+    ids.sort_unstable();
+    assert_eq!(ids, (1000..1050).collect::<Vec<_>>());
+}
+
+#[test]
+fn the_question_comes_back_in_the_clients_case() {
+    let s = Server::start(|p| format!(".:{p} {{\n whoami\n}}\n"));
+    let q = query(5, "ExAmPlE.oRg.", A);
+    let r = udp_exchange(s.port, &q, Duration::from_secs(2)).unwrap();
+    let qname = wire_name("ExAmPlE.oRg.");
+    assert_eq!(&r[12..12 + qname.len()], &qname[..]);
+    let m = Message::from_vec(&r).unwrap();
+    assert_eq!(m.additionals[0].name.to_string(), "ExAmPlE.oRg.");
+}
+
+#[test]
+fn a_large_answer_is_truncated_for_a_client_without_edns_and_complete_over_tcp() {
+    let s = Server::start(|p| format!(".:{p} {{\n erratic {{\n  drop 0\n  large\n }}\n}}\n"));
+    let q = query(21, "large.example.org.", A);
+    let r = udp_exchange(s.port, &q, Duration::from_secs(2)).unwrap();
+    assert!(r.len() <= 512, "{} bytes", r.len());
+    let m = Message::from_vec(&r).unwrap();
+    assert!(m.metadata.truncation, "TC must be set");
+    assert!(m.answers.len() < 30);
+
+    // With EDNS 4096 it fits.
+    let m = ask(
+        s.port,
+        &query_full(22, "large.example.org.", A, 1, Some((4096, false))),
+    );
+    assert!(!m.metadata.truncation);
+    assert_eq!(m.answers.len(), 30);
+
+    let r = tcp_exchange(s.port, &[q]);
+    let m = Message::from_vec(&r[0]).unwrap();
+    assert!(!m.metadata.truncation);
+    assert_eq!(m.answers.len(), 30);
+}
+
+#[test]
+fn edns_is_echoed_with_the_do_bit_and_bad_versions_get_badvers() {
+    let s = Server::start(|p| format!(".:{p} {{\n whoami\n}}\n"));
+    let m = ask(
+        s.port,
+        &query_full(31, "example.org.", A, 1, Some((1232, true))),
+    );
+    let edns = m.edns.expect("OPT in the reply");
+    assert!(edns.flags().dnssec_ok);
+    assert_eq!(edns.version(), 0);
+
+    let m = ask(s.port, &query(32, "example.org.", A));
+    assert!(m.edns.is_none(), "no OPT to a client without EDNS");
+
+    let mut q = query_full(33, "example.org.", A, 1, Some((1232, false)));
+    let n = q.len();
+    q[n - 5] = 1; // EDNS version 1
+    let r = udp_exchange(s.port, &q, Duration::from_secs(2)).unwrap();
+    assert_eq!(rcode(&r), 0, "BADVERS is 16: header bits 0");
+    // The OPT (no options) closes the reply; its extended rcode byte holds 16 >> 4.
+    let n = r.len();
+    assert_eq!(&r[n - 10..n - 8], &[0, 41], "OPT last");
+    assert_eq!(r[n - 6], 1, "extended rcode 1");
+}
+
+#[test]
+fn a_waiting_plugin_does_not_hold_up_other_queries() {
+    let s = Server::start(|p| {
+        format!(
+            "{{\n workers 1\n}}\nslow.test:{p} {{\n erratic {{\n  delay 1 800ms\n }}\n}}\n.:{p} {{\n whoami\n}}\n"
+        )
+    });
+    let sock = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    sock.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
+    let t0 = Instant::now();
+    sock.send_to(&query(41, "a.slow.test.", A), ("127.0.0.1", s.port))
+        .unwrap();
+    sock.send_to(&query(42, "fast.example.", A), ("127.0.0.1", s.port))
+        .unwrap();
+    let mut buf = [0u8; 512];
+    let (n, _) = sock.recv_from(&mut buf).unwrap();
+    assert_eq!(
+        u16::from_be_bytes([buf[0], buf[1]]),
+        42,
+        "the fast query answers first"
+    );
+    assert!(t0.elapsed() < Duration::from_millis(700));
+    let (n2, _) = sock.recv_from(&mut buf).unwrap();
+    assert_eq!(u16::from_be_bytes([buf[0], buf[1]]), 41);
+    assert!(t0.elapsed() >= Duration::from_millis(800));
+    let m = Message::from_vec(&buf[..n2]).unwrap();
+    assert_eq!(m.answers.len(), 1);
+    let _ = n;
+
+    // The same over TCP: the delayed answer still arrives.
+    let r = tcp_exchange(s.port, &[query(43, "b.slow.test.", AAAA)]);
+    assert_eq!(Message::from_vec(&r[0]).unwrap().answers.len(), 1);
+}
+
+#[test]
+fn log_writes_coredns_common_log_lines() {
+    let s = Server::start(|p| format!(".:{p} {{\n log\n whoami\n}}\n"));
+    ask(s.port, &query(51, "LOG.example.org.", AAAA));
+    assert!(
+        s.wait_stdout("\"AAAA IN log.example.org. udp ", Duration::from_secs(3)),
+        "stdout:\n{}",
+        s.stdout()
+    );
+    let line = s
+        .stdout()
+        .lines()
+        .find(|l| l.contains("log.example.org."))
+        .unwrap()
+        .to_string();
+    assert!(line.starts_with("[INFO] 127.0.0.1:"), "{line}");
+    assert!(
+        line.contains(" - 51 \"AAAA IN log.example.org. udp "),
+        "{line}"
+    );
+    assert!(line.contains(" false 512\" NOERROR qr,aa,rd "), "{line}");
+    assert!(line.ends_with('s'), "{line}");
+}
+
+#[test]
+fn errors_logs_what_falls_off_the_chain() {
+    let s = Server::start(|p| format!(".:{p} {{\n errors\n log\n}}\n"));
+    let m = ask(s.port, &query(61, "Err.example.org.", A));
+    assert_eq!(m.metadata.response_code, ResponseCode::ServFail);
+    assert!(
+        s.wait_stdout(
+            "[ERROR] plugin/errors: 2 err.example.org. A: plugin/log: no next plugin found",
+            Duration::from_secs(3)
+        ),
+        "stdout:\n{}",
+        s.stdout()
+    );
+}
+
+#[test]
+fn the_banner_lists_the_served_zones() {
+    let s = Server::start(|p| {
+        format!("example.org:{p} {{\n whoami\n}}\n10.0.0.0/24:{p} {{\n whoami\n}}\n")
+    });
+    let out = s.stdout();
+    assert!(out.contains(&format!("example.org.:{}\n", s.port)), "{out}");
+    assert!(
+        out.contains(&format!("0.0.10.in-addr.arpa.:{}\n", s.port)),
+        "{out}"
+    );
+    assert!(out.contains("ringdns-"), "{out}");
+}
+
+#[test]
+fn reverse_zone_keys_route_ptr_queries() {
+    let s = Server::start(|p| format!("10.0.0.0/24:{p} {{\n whoami\n}}\n"));
+    let m = ask(s.port, &query(71, "5.0.0.10.in-addr.arpa.", 12));
+    assert_eq!(m.metadata.response_code, ResponseCode::NoError);
+    let m = ask(s.port, &query(72, "5.1.0.10.in-addr.arpa.", 12));
+    assert_eq!(m.metadata.response_code, ResponseCode::Refused);
+}
