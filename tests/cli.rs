@@ -1,0 +1,248 @@
+//! The command line, the Corefile lookup order, start-up errors and signals.
+
+mod common;
+
+use common::{Server, TempDir, ask, binary, free_port, query, run_expect_failure};
+use hickory_proto::op::ResponseCode;
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+#[test]
+fn plugins_lists_the_chain_in_plugin_cfg_order() {
+    let out = Command::new(binary()).arg("-plugins").output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let listed: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("dns."))
+        .collect();
+    let cfg = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/plugin.cfg")).unwrap();
+    let expected: Vec<&str> = cfg
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|l| l.split(':').next().unwrap())
+        .collect();
+    assert_eq!(listed, expected);
+    assert_eq!(listed.first(), Some(&"root"));
+    assert_eq!(listed.last(), Some(&"whoami"));
+}
+
+#[test]
+fn version_prints_and_exits() {
+    for flag in ["-version", "--version"] {
+        let out = Command::new(binary()).arg(flag).output().unwrap();
+        assert!(out.status.success());
+        assert!(String::from_utf8_lossy(&out.stdout).starts_with("ringdns-"));
+    }
+}
+
+#[test]
+fn extra_arguments_are_an_error() {
+    let out = Command::new(binary())
+        .args(["-conf", "x", "extra"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+}
+
+/// Runs the binary in `dir` with `args`, waits for an answer on `port`, then stops it.
+fn serve_and_ask(dir: &TempDir, args: &[&str], port: u16, stdin: Option<&str>) -> ResponseCode {
+    let mut child = Command::new(binary())
+        .args(args)
+        .current_dir(&dir.0)
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    if let Some(text) = stdin {
+        let mut w = child.stdin.take().unwrap();
+        w.write_all(text.as_bytes()).unwrap();
+    }
+    let t0 = Instant::now();
+    let mut rc = None;
+    while t0.elapsed() < Duration::from_secs(10) && rc.is_none() {
+        if let Some(r) = common::udp_exchange(
+            port,
+            &query(1, "example.org.", 1),
+            Duration::from_millis(100),
+        ) {
+            rc = Some(
+                hickory_proto::op::Message::from_vec(&r)
+                    .unwrap()
+                    .metadata
+                    .response_code,
+            );
+        }
+    }
+    common::send_signal(child.id(), "TERM");
+    let _ = child.wait();
+    rc.expect("the server answered")
+}
+
+#[test]
+fn without_a_corefile_the_builtin_default_serves_whoami_on_dns_port() {
+    let dir = TempDir::new();
+    let port = free_port();
+    let p = port.port.to_string();
+    assert_eq!(
+        serve_and_ask(&dir, &["-dns.port", &p], port.port, None),
+        ResponseCode::NoError
+    );
+}
+
+#[test]
+fn a_corefile_in_the_working_directory_is_used() {
+    let dir = TempDir::new();
+    let port = free_port();
+    dir.write(
+        "Corefile",
+        &format!("example.net:{} {{\n whoami\n}}\n", port.port),
+    );
+    // example.org is not served by ./Corefile: REFUSED proves it was loaded.
+    assert_eq!(
+        serve_and_ask(&dir, &[], port.port, None),
+        ResponseCode::Refused
+    );
+}
+
+#[test]
+fn conf_stdin_reads_the_corefile_from_standard_input() {
+    let dir = TempDir::new();
+    let port = free_port();
+    let text = format!("example.org:{} {{\n whoami\n}}\n", port.port);
+    assert_eq!(
+        serve_and_ask(&dir, &["-conf", "stdin"], port.port, Some(&text)),
+        ResponseCode::NoError
+    );
+}
+
+#[test]
+fn a_corefile_without_server_blocks_falls_back_to_the_default() {
+    let dir = TempDir::new();
+    let port = free_port();
+    let conf = dir.write("Corefile", "# only a comment\n(snip) {\n whoami\n}\n");
+    let p = port.port.to_string();
+    let c = conf.to_string_lossy().to_string();
+    assert_eq!(
+        serve_and_ask(&dir, &["-conf", &c, "-p", &p], port.port, None),
+        ResponseCode::NoError
+    );
+}
+
+#[test]
+fn snippets_imports_and_env_work_in_a_served_corefile() {
+    let s = Server::start(|p| {
+        format!(
+            "(common) {{\n whoami\n}}\nexample.org:{p} {{\n import common\n}}\n{{$RINGDNS_TEST_UNSET}}x.test:{p} {{\n import common\n}}\n"
+        )
+    });
+    assert_eq!(
+        ask(s.port, &query(1, "example.org.", 1))
+            .metadata
+            .response_code,
+        ResponseCode::NoError
+    );
+    assert_eq!(
+        ask(s.port, &query(1, "a.x.test.", 1))
+            .metadata
+            .response_code,
+        ResponseCode::NoError
+    );
+}
+
+#[test]
+fn bad_corefiles_exit_1_with_file_line_and_message() {
+    let cases: &[(&str, &str)] = &[
+        (
+            ".:1053 {\n    whoami\n    bogus\n}\n",
+            ":3 - Error during parsing: Unknown directive 'bogus'",
+        ),
+        (
+            ".:1053 {\n    whoami\n",
+            ":2 - Syntax error: Unexpected token 'whoami', expecting '}'",
+        ),
+        (
+            ".:1053 {\n  whoami extra\n}\n",
+            ":2 - Error during parsing: Wrong argument count or unexpected line ending after 'extra'",
+        ),
+        (
+            "tls://.:853 {\n whoami\n}\n",
+            "transport 'tls' is not supported yet",
+        ),
+        (
+            "https://.:443 {\n whoami\n}\n",
+            "transport 'https' is not supported yet",
+        ),
+        (
+            ".:1053 {\n whoami\n}\n.:1053 {\n whoami\n}\n",
+            "cannot serve dns://.:1053 - it is already defined",
+        ),
+        (
+            ".:1053 {\n import missing.conf\n}\n",
+            "File to import not found",
+        ),
+        (
+            "{\n  workerz 2\n}\n.:1053 {\n whoami\n}\n",
+            ":2 - Error during parsing: unknown global option 'workerz'",
+        ),
+        (
+            ".:1053 {\n errors\n errors\n}\n",
+            "this plugin can only be used once per Server Block",
+        ),
+        (
+            ".:1053 {\n log {\n  class bogus\n }\n}\n",
+            ":3 - Error during parsing: invalid Class: bogus",
+        ),
+        (".:1053 {\n bind 203.0.113.77\n whoami\n}\n", "listen"),
+        (".:70000 {\n whoami\n}\n", "invalid port"),
+        (
+            "a.org:1053 { whoami }\n",
+            "Unexpected '}' because no matching opening brace",
+        ),
+    ];
+    for (text, want) in cases {
+        let (code, err) = run_expect_failure(text);
+        assert_eq!(code, 1, "exit status for:\n{text}\nstderr: {err}");
+        assert!(
+            err.contains(want),
+            "for:\n{text}\nwant {want:?} in stderr: {err}"
+        );
+        if want.starts_with(':') {
+            assert!(err.contains("Corefile:"), "FILE:LINE in {err}");
+        }
+    }
+}
+
+#[test]
+fn sigterm_and_sigint_stop_gracefully_and_remove_the_pidfile() {
+    for sig in ["TERM", "INT"] {
+        let dir = TempDir::new();
+        let pidfile = dir.0.join("ringdns.pid");
+        let pf = pidfile.to_string_lossy().to_string();
+        let mut s =
+            Server::start_with_args(|p| format!(".:{p} {{\n whoami\n}}\n"), &["-pidfile", &pf]);
+        let written = std::fs::read_to_string(&pidfile).unwrap();
+        assert_eq!(written.trim(), s.pid().to_string());
+        s.signal(sig);
+        assert_eq!(
+            s.wait_exit(Duration::from_secs(10)),
+            Some(0),
+            "exit after SIG{sig}"
+        );
+        assert!(!pidfile.exists(), "pidfile removed after SIG{sig}");
+    }
+}
+
+#[test]
+fn quiet_hides_the_banner() {
+    let s = Server::start_with_args(|p| format!(".:{p} {{\n whoami\n}}\n"), &["-quiet"]);
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(!s.stdout().contains("ringdns-"), "{}", s.stdout());
+}
