@@ -288,3 +288,45 @@ fn reverse_zone_keys_route_ptr_queries() {
     let m = ask(s.port, &query(72, "5.1.0.10.in-addr.arpa.", 12));
     assert_eq!(m.metadata.response_code, ResponseCode::Refused);
 }
+
+#[test]
+fn tcp_connections_time_out_and_are_capped_per_core() {
+    use std::io::{Read, Write};
+    let s =
+        Server::start(|p| format!("{{\n workers 1\n tcp_max_conns 2\n}}\n.:{p} {{\n whoami\n}}\n"));
+    // A connection that never sends is closed after the 3 s first-read timeout.
+    let mut idle = std::net::TcpStream::connect(s.addr()).unwrap();
+    idle.set_read_timeout(Some(Duration::from_secs(6))).unwrap();
+    let t0 = Instant::now();
+    let mut buf = [0u8; 16];
+    assert_eq!(idle.read(&mut buf).unwrap_or(0), 0, "closed by the server");
+    let waited = t0.elapsed();
+    assert!(
+        waited >= Duration::from_millis(2500) && waited < Duration::from_secs(6),
+        "{waited:?}"
+    );
+
+    // Two open connections fill the cap; a third is closed at once and logged.
+    let a = std::net::TcpStream::connect(s.addr()).unwrap();
+    let b = std::net::TcpStream::connect(s.addr()).unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    let mut c = std::net::TcpStream::connect(s.addr()).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+    let q = query(81, "example.org.", A);
+    let mut framed = (q.len() as u16).to_be_bytes().to_vec();
+    framed.extend_from_slice(&q);
+    let _ = c.write_all(&framed);
+    assert_eq!(c.read(&mut buf).unwrap_or(0), 0, "over the cap: closed");
+    assert!(
+        s.wait_stdout("TCP connection limit (2) reached", Duration::from_secs(2)),
+        "{}",
+        s.stdout()
+    );
+    drop((a, b));
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(
+        tcp_exchange(s.port, &[q]).len(),
+        1,
+        "room again once they close"
+    );
+}

@@ -244,3 +244,125 @@ where
     })
     .detach();
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Route;
+    use crate::runtime::core::CoreBlock;
+    use crate::runtime::router::Router;
+    use crate::wire::rcode::{NOERROR, NXDOMAIN};
+
+    /// A chain end that behaves as told, to drive the server's rules.
+    enum Test {
+        Panics,
+        Returns(u8),
+        WritesWhenItMayWait,
+    }
+
+    impl Handler for Test {
+        async fn serve(&self, req: &mut Request<'_>) -> Status {
+            match self {
+                Test::Panics => panic!("boom"),
+                Test::Returns(rc) => Status::rcode(*rc),
+                Test::WritesWhenItMayWait => {
+                    if !req.can_wait() {
+                        return req.defer_with_note(7);
+                    }
+                    assert_eq!(req.deferred_note(), Some(7));
+                    MessageWriter::reply(&req.query, req.reply, NOERROR).finish();
+                    Status::rcode(NOERROR)
+                }
+            }
+        }
+
+        fn is_end(&self) -> bool {
+            false
+        }
+
+        fn after_batch(&self) {}
+    }
+
+    fn core(h: Test, debug: bool) -> CoreServer<Test> {
+        let listener = ListenerCtx {
+            name: "dns://:53".into(),
+            router: Router::new(&[Route {
+                zone: ".".into(),
+                zone_wire: vec![0],
+                block: 0,
+            }]),
+            allow_chaos: false,
+            local: "127.0.0.1:53".parse().unwrap(),
+        };
+        let block = CoreBlock {
+            chain: h,
+            debug,
+            stacktrace: false,
+            empty: false,
+        };
+        CoreServer::new(vec![block], vec![listener])
+    }
+
+    const QUERY: &[u8] = &[
+        0x12, 0x34, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0, 7, b'e', b'x', b'a', b'm', b'p', b'l',
+        b'e', 0, 0, 1, 0, 1,
+    ];
+
+    fn inline(c: &CoreServer<Test>, reply: &mut Vec<u8>) -> Verdict {
+        let client = "127.0.0.1:5000".parse().unwrap();
+        serve_inline(c, &c.listeners[0], QUERY, false, client, Proto::Udp, reply)
+    }
+
+    #[test]
+    fn a_panic_becomes_servfail_and_serving_goes_on() {
+        let c = core(Test::Panics, false);
+        let mut reply = Vec::new();
+        assert_eq!(inline(&c, &mut reply), Verdict::Send);
+        assert_eq!(reply[3] & 0x0f, SERVFAIL);
+        assert_eq!(&reply[..2], &[0x12, 0x34]);
+        assert_eq!(inline(&c, &mut reply), Verdict::Send);
+    }
+
+    #[test]
+    fn with_debug_a_panic_is_not_recovered() {
+        let c = core(Test::Panics, true);
+        let mut reply = Vec::new();
+        let r = std::panic::catch_unwind(AssertUnwindSafe(|| inline(&c, &mut reply)));
+        assert!(r.is_err());
+    }
+
+    #[test]
+    fn the_server_writes_the_four_error_rcodes_and_nothing_else() {
+        for rc in [SERVFAIL, REFUSED, FORMERR, wire::rcode::NOTIMP] {
+            let c = core(Test::Returns(rc), false);
+            let mut reply = Vec::new();
+            assert_eq!(inline(&c, &mut reply), Verdict::Send);
+            assert_eq!(reply[3] & 0x0f, rc);
+        }
+        // NXDOMAIN claims a reply was written; none was, so nothing is sent (CoreDNS).
+        let c = core(Test::Returns(NXDOMAIN), false);
+        let mut reply = Vec::new();
+        assert_eq!(inline(&c, &mut reply), Verdict::Drop);
+    }
+
+    #[test]
+    fn a_plugin_that_must_wait_is_served_again_with_its_note() {
+        let c = core(Test::WritesWhenItMayWait, false);
+        let mut reply = Vec::new();
+        let v = inline(&c, &mut reply);
+        assert_eq!(v, Verdict::Defer(Some(7)));
+        assert!(reply.is_empty());
+        let client = "127.0.0.1:5000".parse().unwrap();
+        let v = futures_lite::future::block_on(serve_deferred(
+            &c,
+            &c.listeners[0],
+            QUERY,
+            client,
+            Proto::Udp,
+            Some(7),
+            &mut reply,
+        ));
+        assert_eq!(v, Verdict::Send);
+        assert_eq!(reply[3] & 0x0f, NOERROR);
+    }
+}
