@@ -14,7 +14,9 @@ use std::time::Duration;
 /// The answer address for A queries (TEST-NET-1), as CoreDNS.
 const ADDR_A: [u8; 4] = [192, 0, 2, 53];
 /// The answer address for AAAA queries (documentation prefix), as CoreDNS.
-const ADDR_AAAA: [u8; 16] = [0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x53];
+const ADDR_AAAA: [u8; 16] = [
+    0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x53,
+];
 /// How many A records `large` answers with (CoreDNS: 30, over 512 bytes).
 const LARGE_COUNT: usize = 30;
 
@@ -35,9 +37,11 @@ pub struct Erratic {
 }
 
 fn amount(d: &Dispenser<'_>, s: &str) -> Result<u64, Error> {
-    let v: i64 = s
-        .parse()
-        .map_err(|_| d.err(&format!("strconv.ParseInt: parsing \"{s}\": invalid syntax")))?;
+    let v: i64 = s.parse().map_err(|_| {
+        d.err(&format!(
+            "strconv.ParseInt: parsing \"{s}\": invalid syntax"
+        ))
+    })?;
     if v < 0 || v > i64::from(i32::MAX) {
         return Err(d.err(&format!("illegal amount value given \"{s}\"")));
     }
@@ -150,10 +154,18 @@ impl Plugin for Erratic {
         if qtype == A {
             let n = if c.large { LARGE_COUNT } else { 1 };
             for _ in 0..n {
-                pushed = pushed.and(w.push(Section::Answer, Owner::Question, A, CLASS_IN, 0, &ADDR_A));
+                pushed =
+                    pushed.and(w.push(Section::Answer, Owner::Question, A, CLASS_IN, 0, &ADDR_A));
             }
         } else {
-            pushed = w.push(Section::Answer, Owner::Question, AAAA, CLASS_IN, 0, &ADDR_AAAA);
+            pushed = w.push(
+                Section::Answer,
+                Owner::Question,
+                AAAA,
+                CLASS_IN,
+                0,
+                &ADDR_AAAA,
+            );
         }
         w.finish();
         if pushed.is_err() {

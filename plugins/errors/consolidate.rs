@@ -100,7 +100,9 @@ pub fn parse(d: &mut Dispenser<'_>, debug_on: bool) -> Result<Pattern, Error> {
             "info" if k == 0 => level = Level::Info,
             "debug" if k == 0 => level = Level::Debug,
             other => {
-                return Err(d.err(&format!("unknown log level argument in consolidate: {other}")));
+                return Err(d.err(&format!(
+                    "unknown log level argument in consolidate: {other}"
+                )));
             }
         }
     }

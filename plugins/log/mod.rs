@@ -5,7 +5,9 @@ mod classify;
 mod format;
 
 use crate::corefile::{Dispenser, Error};
-use crate::plugin::{BlockSetup, CoreInfo, Handler, Plugin, Request, Status, client_write, next_or_failure};
+use crate::plugin::{
+    BlockSetup, CoreInfo, Handler, Plugin, Request, Status, client_write, next_or_failure,
+};
 use crate::wire::{self, MessageWriter, Section, name_to_wire};
 use classify::Class;
 use format::{Outcome, Piece};
@@ -52,7 +54,8 @@ impl Plugin for Log {
             }
             let pieces = format::compile(&format);
             for scope in &args {
-                let wire = name_to_wire(scope).map_err(|e| d.err(&format!("invalid name '{scope}': {e}")))?;
+                let wire = name_to_wire(scope)
+                    .map_err(|e| d.err(&format!("invalid name '{scope}': {e}")))?;
                 rules.push(Rule {
                     scope: wire,
                     classes: Vec::new(),
@@ -68,7 +71,8 @@ impl Plugin for Log {
                             return Err(d.arg_err());
                         }
                         for n in names {
-                            let c = Class::from_name(&n).ok_or_else(|| d.err(&format!("invalid Class: {n}")))?;
+                            let c = Class::from_name(&n)
+                                .ok_or_else(|| d.err(&format!("invalid Class: {n}")))?;
                             if !classes.contains(&c) {
                                 classes.push(c);
                             }
@@ -95,7 +99,11 @@ impl Plugin for Log {
     }
 
     async fn serve<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> Status {
-        let Some(rule) = self.rules.iter().find(|r| req.query.qname().is_subdomain_of(&r.scope)) else {
+        let Some(rule) = self
+            .rules
+            .iter()
+            .find(|r| req.query.qname().is_subdomain_of(&r.scope))
+        else {
             return next_or_failure(Self::NAME, next, req).await;
         };
         let start = Instant::now();
@@ -119,7 +127,11 @@ impl Plugin for Log {
             },
             duration,
         };
-        if rule.classes.is_empty() || rule.classes.contains(&classify::classify(req, outcome.rcode)) {
+        if rule.classes.is_empty()
+            || rule
+                .classes
+                .contains(&classify::classify(req, outcome.rcode))
+        {
             let mut buf = self.buf.borrow_mut();
             buf.push_str("[INFO] ");
             format::render(&rule.format, req, &outcome, &mut buf);

@@ -145,6 +145,8 @@ impl Server {
         let q = query(1, "ready.probe.", 1);
         while t0.elapsed() < Duration::from_secs(20) {
             if let Some(Ok(Some(status))) = self.child.as_mut().map(|c| c.try_wait()) {
+                // Reaped: never signal that PID again.
+                self.child = None;
                 panic!(
                     "ringdns exited with {status} before answering\nstdout:\n{}\nstderr:\n{}",
                     self.stdout(),

@@ -1,0 +1,455 @@
+//! The query path allocates nothing (DESIGN.md, The hot path): a counting global allocator
+//! around `System` watches `Query::parse`, the router and `serve_inline` over a real
+//! configuration built as main.rs builds it.
+//!
+//! The counter is per thread, so the test functions of this file (which libtest may run on
+//! parallel threads) and the harness's own threads do not disturb each other's counts.
+
+mod common;
+
+use hickory_proto::op::{Message, MessageType, ResponseCode};
+use hickory_proto::rr::{RData, RecordType};
+use ringdns::plugin::{CoreInfo, Proto};
+use ringdns::runtime::core::CoreServer;
+use ringdns::runtime::serve::{Verdict, serve_inline};
+use ringdns::wire::Query;
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::hint::black_box;
+use std::net::SocketAddr;
+
+/// Counts the allocations (alloc, alloc_zeroed, realloc) made on the current thread.
+struct Counting;
+
+thread_local! {
+    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
+}
+
+fn bump() {
+    // `try_with`: the allocator may be called while the thread's locals are torn down.
+    let _ = ALLOCATIONS.try_with(|c| c.set(c.get() + 1));
+}
+
+// SAFETY: every call is forwarded unchanged to `System`; counting touches only a
+// const-initialised thread-local `Cell` (no lazy initialisation, no destructor, no
+// allocation).
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        bump();
+        // SAFETY: forwarded with the caller's guarantees.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        bump();
+        // SAFETY: forwarded with the caller's guarantees.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        bump();
+        // SAFETY: forwarded with the caller's guarantees.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: forwarded with the caller's guarantees.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// Allocations made on this thread so far.
+fn allocations() -> u64 {
+    ALLOCATIONS.with(Cell::get)
+}
+
+/// Runs `f` and returns its result with the number of allocations it made on this thread.
+fn counted<R>(f: impl FnOnce() -> R) -> (R, u64) {
+    let before = allocations();
+    let r = f();
+    (r, allocations() - before)
+}
+
+/// How many times each case is served while counting.
+const ITERATIONS: usize = 1000;
+
+/// The same with `log`, which prints a line per query to stdout: fewer, to keep the output
+/// of the test readable.
+const LOG_ITERATIONS: usize = 100;
+
+/// The capacity the UDP loop reserves for each reply (runtime/batch.rs `REPLY_CAPACITY`).
+const REPLY_CAPACITY: usize = 8192;
+
+/// Builds a core from Corefile text exactly as main.rs does (parse, load with the default
+/// port 53), for core 0 of 1.
+fn core_for(text: &str) -> CoreServer<ringdns::chain::Chain> {
+    let cf = ringdns::corefile::parse("Corefile", text, &ringdns::chain::known_directive)
+        .expect("Corefile parses");
+    let config = ringdns::config::load(&cf, 53).expect("configuration loads");
+    CoreServer::build(
+        &config,
+        &CoreInfo {
+            index: 0,
+            cpu: 0,
+            cores: 1,
+        },
+    )
+}
+
+/// Two blocks on one port answering differently, so the replies show the routing:
+/// example.org by whoami, everything else by erratic (which never drops with `drop 0`),
+/// and an empty block (REFUSED by the server).
+const TWO_BLOCKS: &str = "\
+example.org:53 {
+    whoami
+}
+.:53 {
+    erratic {
+        drop 0
+    }
+}
+example.net:53 {
+}
+";
+
+/// The same with `log` in front, rendering a line for every query.
+const WITH_LOG: &str = "\
+example.org:53 {
+    log
+    whoami
+}
+.:53 {
+    log . \"{remote}:{port} {local} {>id} {type} {class} {name} {proto} {size} {>do} {>bufsize} {rcode} {>rflags} {rsize} {duration} {>opcode} {/meta}\"
+    erratic {
+        drop 0
+    }
+}
+example.net:53 {
+}
+";
+
+/// One query and what its reply must look like.
+struct Case {
+    what: &'static str,
+    packet: Vec<u8>,
+    client: SocketAddr,
+    verdict: Verdict,
+    /// Expected header rcode (low 4 bits).
+    rcode: u8,
+    /// Expected ANCOUNT and ARCOUNT.
+    answers: u16,
+    additionals: u16,
+}
+
+const EDNS: Option<(u16, bool)> = Some((1232, true));
+
+fn v4() -> SocketAddr {
+    "192.0.2.10:40000".parse().unwrap()
+}
+
+fn v6() -> SocketAddr {
+    "[2001:db8::10]:40001".parse().unwrap()
+}
+
+/// A query with two questions: FORMERR.
+fn two_questions(id: u16) -> Vec<u8> {
+    let mut p = common::query(id, "www.example.org.", 1);
+    p[5] = 2;
+    p
+}
+
+/// A STATUS (opcode 2) query: NOTIMP.
+fn status_opcode(id: u16) -> Vec<u8> {
+    let mut p = common::query(id, "www.example.org.", 1);
+    p[2] |= 2 << 3;
+    p
+}
+
+fn cases() -> Vec<Case> {
+    let q = common::query_full;
+    vec![
+        Case {
+            what: "whoami, no EDNS",
+            packet: q(0x1001, "www.example.org.", 1, 1, None),
+            client: v4(),
+            verdict: Verdict::Send,
+            rcode: 0,
+            answers: 0,
+            additionals: 2,
+        },
+        Case {
+            what: "whoami, EDNS, mixed case, IPv6 client",
+            packet: q(0x1002, "WwW.ExAmPlE.oRg.", 28, 1, EDNS),
+            client: v6(),
+            verdict: Verdict::Send,
+            rcode: 0,
+            answers: 0,
+            additionals: 3,
+        },
+        Case {
+            what: "whoami, the zone apex in upper case",
+            packet: q(0x1003, "EXAMPLE.ORG.", 1, 1, EDNS),
+            client: v4(),
+            verdict: Verdict::Send,
+            rcode: 0,
+            answers: 0,
+            additionals: 3,
+        },
+        Case {
+            what: "root block (erratic) A, no EDNS",
+            packet: q(0x1004, "www.example.com.", 1, 1, None),
+            client: v4(),
+            verdict: Verdict::Send,
+            rcode: 0,
+            answers: 1,
+            additionals: 0,
+        },
+        Case {
+            what: "root block (erratic) AAAA, EDNS, mixed case",
+            packet: q(0x1005, "WWW.Example.COM.", 28, 1, EDNS),
+            client: v6(),
+            verdict: Verdict::Send,
+            rcode: 0,
+            answers: 1,
+            additionals: 1,
+        },
+        Case {
+            what: "root block (erratic) MX: SERVFAIL written by the server, with OPT",
+            packet: q(0x1006, "example.com.", 15, 1, EDNS),
+            client: v4(),
+            verdict: Verdict::Send,
+            rcode: 2,
+            answers: 0,
+            additionals: 1,
+        },
+        Case {
+            what: "empty block: REFUSED",
+            packet: q(0x1007, "www.example.net.", 1, 1, None),
+            client: v4(),
+            verdict: Verdict::Send,
+            rcode: 5,
+            answers: 0,
+            additionals: 0,
+        },
+        Case {
+            what: "CH class on a listener without chaos: REFUSED",
+            packet: q(0x1008, "version.bind.", 16, 3, None),
+            client: v4(),
+            verdict: Verdict::Send,
+            rcode: 5,
+            answers: 0,
+            additionals: 0,
+        },
+        Case {
+            what: "two questions: FORMERR",
+            packet: two_questions(0x1009),
+            client: v4(),
+            verdict: Verdict::Send,
+            rcode: 1,
+            answers: 0,
+            additionals: 0,
+        },
+        Case {
+            what: "opcode STATUS: NOTIMP",
+            packet: status_opcode(0x100a),
+            client: v4(),
+            verdict: Verdict::Send,
+            rcode: 4,
+            answers: 0,
+            additionals: 0,
+        },
+    ]
+}
+
+/// Checks a reply's header against the case (no allocation).
+fn check_header(case: &Case, verdict: Verdict, reply: &[u8]) {
+    assert_eq!(verdict, case.verdict, "{}: verdict", case.what);
+    assert!(reply.len() >= 12, "{}: reply too short", case.what);
+    assert_eq!(reply[..2], case.packet[..2], "{}: ID echoed", case.what);
+    assert!(reply[2] & 0x80 != 0, "{}: QR set", case.what);
+    assert_eq!(reply[3] & 0x0f, case.rcode, "{}: rcode", case.what);
+    let count = |o: usize| u16::from_be_bytes([reply[o], reply[o + 1]]);
+    assert_eq!(count(6), case.answers, "{}: ANCOUNT", case.what);
+    assert_eq!(count(10), case.additionals, "{}: ARCOUNT", case.what);
+}
+
+/// Checks a reply in full with hickory (allocates; called outside the counted sections).
+fn check_full(case: &Case, reply: &[u8]) {
+    let m = Message::from_vec(reply).unwrap_or_else(|e| panic!("{}: reply parses: {e}", case.what));
+    assert_eq!(m.metadata.response_code.low(), case.rcode, "{}", case.what);
+    let asked = Query::parse(&case.packet).ok();
+    if let Some(q) = asked.filter(|_| case.rcode != 1) {
+        // The question comes back in the client's case.
+        assert_eq!(
+            &reply[12..12 + q.question_bytes().len()],
+            q.question_bytes(),
+            "{}: question echoed",
+            case.what
+        );
+    }
+    if case.what.starts_with("whoami") {
+        assert!(m.metadata.authoritative, "{}: AA", case.what);
+        let ip = case.client.ip();
+        let found = m.additionals.iter().any(|r| match &r.data {
+            RData::A(a) => ip == std::net::IpAddr::V4(a.0),
+            RData::AAAA(a) => ip == std::net::IpAddr::V6(a.0),
+            _ => false,
+        });
+        assert!(found, "{}: the client's address in ADDITIONAL", case.what);
+        let srv = m
+            .additionals
+            .iter()
+            .find(|r| r.record_type() == RecordType::SRV)
+            .unwrap_or_else(|| panic!("{}: SRV", case.what));
+        assert!(
+            srv.name.to_ascii().starts_with("_udp."),
+            "{}: _udp SRV",
+            case.what
+        );
+    }
+    if case.what.starts_with("root block") && case.rcode == 0 {
+        assert!(
+            m.answers.iter().any(|r| matches!(
+                &r.data,
+                RData::A(a) if a.0 == std::net::Ipv4Addr::new(192, 0, 2, 53)
+            ) || matches!(&r.data, RData::AAAA(_))),
+            "{}: erratic's answer",
+            case.what
+        );
+    }
+    assert_eq!(
+        m.metadata.message_type,
+        MessageType::Response,
+        "{}",
+        case.what
+    );
+    if case.rcode == 0 {
+        assert_eq!(m.metadata.response_code, ResponseCode::NoError);
+    }
+}
+
+/// Serves every case once to warm up and check the replies in full, then `ITERATIONS`
+/// times counting the allocations made inside `serve_inline` only. `between` runs after
+/// each query, outside the counted sections (the log plugin's end-of-batch flush).
+fn serve_cases_without_allocating(
+    core: &CoreServer<ringdns::chain::Chain>,
+    iterations: usize,
+    between: impl Fn(),
+) {
+    let cases = cases();
+    let l = &core.listeners[0];
+    let mut reply = Vec::with_capacity(REPLY_CAPACITY);
+    for case in &cases {
+        let v = serve_inline(
+            core,
+            l,
+            &case.packet,
+            false,
+            case.client,
+            Proto::Udp,
+            &mut reply,
+        );
+        check_header(case, v, &reply);
+        check_full(case, &reply);
+        between();
+    }
+    let mut per_case = vec![0u64; cases.len()];
+    for _ in 0..iterations {
+        for (i, case) in cases.iter().enumerate() {
+            let (v, n) = counted(|| {
+                serve_inline(
+                    core,
+                    l,
+                    black_box(&case.packet),
+                    false,
+                    case.client,
+                    Proto::Udp,
+                    &mut reply,
+                )
+            });
+            per_case[i] += n;
+            check_header(case, v, &reply);
+            between();
+        }
+    }
+    let allocating: Vec<String> = cases
+        .iter()
+        .zip(&per_case)
+        .filter(|(_, n)| **n > 0)
+        .map(|(c, n)| format!("{}: {n} allocations in {iterations} queries", c.what))
+        .collect();
+    assert!(
+        allocating.is_empty(),
+        "serve_inline allocated:\n{}",
+        allocating.join("\n")
+    );
+}
+
+#[test]
+fn the_counter_sees_allocations() {
+    let (v, n) = counted(|| black_box(vec![1u8; 100]));
+    assert_eq!(v.len(), 100);
+    assert!(n >= 1, "a Vec allocation was not counted");
+}
+
+#[test]
+fn parsing_and_routing_allocate_nothing() {
+    let core = core_for(TWO_BLOCKS);
+    assert_eq!(
+        core.listeners.len(),
+        1,
+        "three blocks on one port share a listener"
+    );
+    let router = &core.listeners[0].router;
+    let q = common::query_full;
+    // (packet, expected block, expected zone)
+    let routed = [
+        (q(1, "www.example.org.", 1, 1, None), 0, "example.org."),
+        (q(2, "WWW.EXAMPLE.ORG.", 28, 1, EDNS), 0, "example.org."),
+        (q(3, "Example.Org.", 1, 1, None), 0, "example.org."),
+        (q(4, "example.com.", 1, 1, EDNS), 1, "."),
+        (q(5, "notexample.org.", 1, 1, None), 1, "."),
+        (q(6, "a.b.c.Example.NET.", 1, 1, None), 2, "example.net."),
+        (q(7, ".", 2, 1, None), 1, "."),
+    ];
+    for (p, block, zone) in &routed {
+        let parsed = Query::parse(p).expect("parses");
+        assert_eq!(
+            router.route(parsed.qname_bytes(), parsed.qtype()),
+            Some((*block, *zone))
+        );
+    }
+    let malformed = two_questions(8);
+    assert!(Query::parse(&malformed).is_err());
+
+    let (_, n) = counted(|| {
+        for _ in 0..ITERATIONS {
+            for (p, block, _) in &routed {
+                let parsed = Query::parse(black_box(p)).expect("parses");
+                let r = router.route(parsed.qname_bytes(), parsed.qtype());
+                assert_eq!(r.map(|(b, _)| b), Some(*block));
+                black_box(parsed.opt());
+                black_box(parsed.max_reply_size(false));
+            }
+            assert!(Query::parse(black_box(&malformed)).is_err());
+        }
+    });
+    assert_eq!(n, 0, "Query::parse + Router::route allocated {n} times");
+}
+
+#[test]
+fn serving_two_blocks_allocates_nothing() {
+    let core = core_for(TWO_BLOCKS);
+    serve_cases_without_allocating(&core, ITERATIONS, || {});
+}
+
+#[test]
+fn serving_with_log_allocates_nothing() {
+    let core = core_for(WITH_LOG);
+    // The first flush initialises stdout (its buffer is allocated once per process).
+    core.after_batch();
+    serve_cases_without_allocating(&core, LOG_ITERATIONS, || core.after_batch());
+}
