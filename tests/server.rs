@@ -330,3 +330,27 @@ fn tcp_connections_time_out_and_are_capped_per_core() {
         "room again once they close"
     );
 }
+
+#[test]
+fn on_tcp_a_slow_answer_does_not_hold_up_the_ones_behind_it() {
+    let s = Server::start(|p| {
+        format!(
+            "{{\n workers 1\n}}\nslow.test:{p} {{\n erratic {{\n  delay 1 600ms\n }}\n}}\n.:{p} {{\n whoami\n}}\n"
+        )
+    });
+    let t0 = Instant::now();
+    let replies = tcp_exchange(
+        s.port,
+        &[
+            query(91, "a.slow.test.", A),
+            query(92, "fast.example.", A),
+            query(93, "fast2.example.", A),
+        ],
+    );
+    let ids: Vec<u16> = replies
+        .iter()
+        .map(|r| u16::from_be_bytes([r[0], r[1]]))
+        .collect();
+    assert_eq!(ids, vec![92, 93, 91], "answers leave as they are ready");
+    assert!(t0.elapsed() >= Duration::from_millis(600));
+}

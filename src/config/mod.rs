@@ -93,3 +93,71 @@ fn err_at(tok: &Token, msg: &str) -> Error {
         message: msg.to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::corefile::parse;
+
+    fn load_text(text: &str) -> Result<Config, String> {
+        let cf =
+            parse("Corefile", text, &crate::chain::known_directive).map_err(|e| e.to_string())?;
+        load(&cf, 1053).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn blocks_on_one_port_share_a_listener() {
+        let c = load_text(
+            "example.org {\n whoami\n}\n.:1053 {\n whoami\n}\nexample.net:2053 {\n whoami\n}\n",
+        )
+        .unwrap();
+        assert_eq!(c.listeners.len(), 2);
+        let l = &c.listeners[0];
+        assert_eq!(l.name, "dns://:1053");
+        let zones: Vec<(&str, usize)> = l
+            .routes
+            .iter()
+            .map(|r| (r.zone.as_str(), r.block))
+            .collect();
+        assert_eq!(zones, vec![("example.org.", 0), (".", 1)]);
+        assert_eq!(c.listeners[1].name, "dns://:2053");
+    }
+
+    #[test]
+    fn bind_makes_one_listener_per_address() {
+        let c = load_text(".:1053 {\n bind 127.0.0.1 ::1\n whoami\n}\n").unwrap();
+        let names: Vec<&str> = c.listeners.iter().map(|l| l.name.as_str()).collect();
+        assert_eq!(names, vec!["dns://127.0.0.1:1053", "dns://[::1]:1053"]);
+    }
+
+    #[test]
+    fn several_keys_and_reverse_keys_share_one_block() {
+        let c = load_text("a.test b.test, 10.0.0.0/15 {\n whoami\n}\n").unwrap();
+        assert_eq!(c.blocks.len(), 1);
+        assert_eq!(
+            c.blocks[0].setup.zones,
+            vec![
+                "a.test.",
+                "b.test.",
+                "0.10.in-addr.arpa.",
+                "1.10.in-addr.arpa."
+            ]
+        );
+    }
+
+    #[test]
+    fn errors_carry_the_key_line() {
+        let e = load_text("\n.:1053 {\n whoami\n}\n\n.:1053 {\n whoami\n}\n")
+            .err()
+            .unwrap();
+        assert_eq!(
+            e,
+            "Corefile:6 - cannot serve dns://.:1053 - it is already defined"
+        );
+        let e = load_text("grpc://.:443 {\n whoami\n}\n").err().unwrap();
+        assert_eq!(
+            e,
+            "Corefile:1 - grpc://.:443 - transport 'grpc' is not supported yet (only dns:// is)"
+        );
+    }
+}

@@ -34,3 +34,40 @@ impl Fallthrough {
         self.zones.is_empty()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::Name;
+
+    fn name(s: &str) -> Vec<u8> {
+        name_to_wire(s).unwrap()
+    }
+
+    #[test]
+    fn no_zones_means_every_name() {
+        let f = Fallthrough::parse(&[]).unwrap();
+        assert!(!f.is_off());
+        assert!(f.through(&Name::from_wire(&name("a.example.org.")).unwrap()));
+    }
+
+    #[test]
+    fn zones_limit_it() {
+        let f = Fallthrough::parse(&["in-addr.arpa".into(), "Example.ORG.".into()]).unwrap();
+        assert!(f.through(&Name::from_wire(&name("1.0.0.10.in-addr.arpa.")).unwrap()));
+        assert!(f.through(&Name::from_wire(&name("www.example.org.")).unwrap()));
+        assert!(!f.through(&Name::from_wire(&name("www.example.net.")).unwrap()));
+    }
+
+    #[test]
+    fn default_is_off() {
+        let f = Fallthrough::default();
+        assert!(f.is_off());
+        assert!(!f.through(&Name::from_wire(&name("a.")).unwrap()));
+    }
+
+    #[test]
+    fn bad_zones_are_errors() {
+        assert!(Fallthrough::parse(&["a..b".into()]).is_err());
+    }
+}

@@ -224,3 +224,32 @@ async fn core_main(
     }
     core.after_batch();
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Tuning;
+
+    #[test]
+    fn cpus_come_from_the_tuning_block_or_the_affinity_mask() {
+        let t = Tuning {
+            cpus: Some(vec![3, 5]),
+            ..Tuning::default()
+        };
+        assert_eq!(choose_cpus(&t).unwrap(), vec![3, 5]);
+        let t = Tuning {
+            workers: Some(3),
+            cpus: Some(vec![0, 1]),
+            ..Tuning::default()
+        };
+        // More workers than CPUs share them round-robin.
+        assert_eq!(choose_cpus(&t).unwrap(), vec![0, 1, 0]);
+        let all = choose_cpus(&Tuning::default()).unwrap();
+        assert!(!all.is_empty());
+        let t = Tuning {
+            workers: Some(1),
+            ..Tuning::default()
+        };
+        assert_eq!(choose_cpus(&t).unwrap(), vec![all[0]]);
+    }
+}

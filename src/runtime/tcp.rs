@@ -3,12 +3,14 @@
 //! under a per-core connection cap.
 
 use super::core::CoreServer;
-use super::serve::{Verdict, serve_deferred, serve_inline};
+use super::serve::{Verdict, serve_deferred, serve_inline, spawn_deferred};
 use super::stop::Stop;
 use crate::plugin::{Handler, Proto};
 use futures_lite::{AsyncReadExt, AsyncWriteExt};
 use glommio::net::{TcpListener, TcpStream};
+use glommio::sync::RwLock;
 use std::cell::Cell;
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, IntoRawFd};
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -78,17 +80,46 @@ pub async fn run<H: Handler + 'static>(
         open.set(open.get() + 1);
         let (core, open, stop) = (core.clone(), open.clone(), stop.clone());
         glommio::spawn_local(async move {
-            connection(&core, li, stream, limits, &stop).await;
+            connection(core, li, stream, limits, &stop).await;
             open.set(open.get() - 1);
         })
         .detach();
     }
 }
 
-/// Serves one connection: queries are answered in the order they arrive; a client may send
-/// many before reading (pipelining).
-async fn connection<H: Handler>(
-    core: &CoreServer<H>,
+/// A second handle on the connection's socket for writing, so replies can be written by the
+/// reading loop and by deferred queries alike, one at a time, while the loop keeps reading.
+fn writer_for(stream: &TcpStream, limits: &TcpLimits) -> std::io::Result<Rc<RwLock<TcpStream>>> {
+    // SAFETY: the fd is open for as long as `stream` lives, which outlasts this borrow.
+    let fd = unsafe { BorrowedFd::borrow_raw(stream.as_raw_fd()) }.try_clone_to_owned()?;
+    // SAFETY: `fd` is a fresh duplicate that we own; the new stream becomes its only owner.
+    let w = unsafe { TcpStream::from_raw_fd(fd.into_raw_fd()) };
+    let _ = w.set_write_timeout(Some(limits.write));
+    Ok(Rc::new(RwLock::new(w)))
+}
+
+/// Writes one length-prefixed reply; `out` is scratch space.
+async fn write_frame(
+    w: &RwLock<TcpStream>,
+    reply: &[u8],
+    out: &mut Vec<u8>,
+) -> std::io::Result<()> {
+    out.clear();
+    out.extend_from_slice(&(reply.len() as u16).to_be_bytes());
+    out.extend_from_slice(reply);
+    let mut g = w
+        .write()
+        .await
+        .map_err(|_| std::io::Error::other("connection closed"))?;
+    g.write_all(out).await?;
+    g.flush().await
+}
+
+/// Serves one connection. A client may send many queries before reading (pipelining);
+/// queries answered inline are written in order, and a query that has to wait is served as a
+/// task whose answer leaves when ready, possibly after later ones.
+async fn connection<H: Handler + 'static>(
+    core: Rc<CoreServer<H>>,
     li: usize,
     stream: TcpStream,
     limits: TcpLimits,
@@ -97,7 +128,9 @@ async fn connection<H: Handler>(
     let Ok(client) = stream.peer_addr() else {
         return;
     };
-    let _ = stream.set_write_timeout(Some(limits.write));
+    let Ok(writer) = writer_for(&stream, &limits) else {
+        return;
+    };
     let mut stream = stream.buffered();
     let mut query = vec![0u8; 65_535];
     let mut reply = Vec::with_capacity(4096);
@@ -123,22 +156,28 @@ async fn connection<H: Handler>(
         }
         first = false;
         let l = &core.listeners[li];
-        let mut verdict = serve_inline(core, l, &query[..n], false, client, Proto::Tcp, &mut reply);
-        if let Verdict::Defer(note) = verdict {
-            core.inflight.set(core.inflight.get() + 1);
-            verdict =
-                serve_deferred(core, l, &query[..n], client, Proto::Tcp, note, &mut reply).await;
-            core.inflight.set(core.inflight.get() - 1);
-        }
-        core.after_batch();
-        if verdict == Verdict::Send {
-            out.clear();
-            out.extend_from_slice(&(reply.len() as u16).to_be_bytes());
-            out.extend_from_slice(&reply);
-            if stream.write_all(&out).await.is_err() || stream.flush().await.is_err() {
-                return;
+        match serve_inline(&core, l, &query[..n], false, client, Proto::Tcp, &mut reply) {
+            Verdict::Send => {
+                if write_frame(&writer, &reply, &mut out).await.is_err() {
+                    return;
+                }
+            }
+            Verdict::Drop => {}
+            Verdict::Defer(note) => {
+                let packet = query[..n].to_vec();
+                let writer = writer.clone();
+                spawn_deferred(core.clone(), move |core| async move {
+                    let (mut reply, mut out) = (Vec::new(), Vec::new());
+                    let l = &core.listeners[li];
+                    if serve_deferred(&core, l, &packet, client, Proto::Tcp, note, &mut reply).await
+                        == Verdict::Send
+                    {
+                        let _ = write_frame(&writer, &reply, &mut out).await;
+                    }
+                });
             }
         }
+        core.after_batch();
         if stop.is_set() {
             return;
         }
