@@ -271,6 +271,11 @@ fn the_banner_lists_the_served_zones() {
     let s = Server::start(|p| {
         format!("example.org:{p} {{\n whoami\n}}\n10.0.0.0/24:{p} {{\n whoami\n}}\n")
     });
+    assert!(
+        s.wait_stdout("ringdns-", Duration::from_secs(3)),
+        "{}",
+        s.stdout()
+    );
     let out = s.stdout();
     assert!(out.contains(&format!("example.org.:{}\n", s.port)), "{out}");
     assert!(
