@@ -126,7 +126,10 @@ fn bind_except_removes_addresses() {
     let mut buf = [0u8; 512];
     assert!(sock.recv_from(&mut buf).is_err(), "127.0.0.2 was excepted");
     assert!(
-        s.stdout().contains(&format!(".:{} on 127.0.0.1", s.port)),
+        s.wait_stdout(
+            &format!(".:{} on 127.0.0.1", s.port),
+            Duration::from_secs(3)
+        ),
         "{}",
         s.stdout()
     );
