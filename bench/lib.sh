@@ -83,3 +83,13 @@ srv_ringdns_whoami_cmd() {
   # shellcheck disable=SC2034
   SRV_CMD=("$RINGDNS_BIN" -conf "$dir/Corefile.ringdns-whoami")
 }
+
+# ringdns-whoami-glommio: the same with glommio's one-datagram-per-syscall UDP backend, to
+# measure what the batched recvmmsg/sendmmsg backend buys.
+srv_ringdns_whoami_glommio_check() { srv_ringdns_whoami_check; }
+srv_ringdns_whoami_glommio_cmd() {
+  local port=$1 dir=$2
+  printf '{\n udp_backend glommio\n}\n.:%s {\n whoami\n}\n' "$port" >"$dir/Corefile.ringdns-whoami-glommio"
+  # shellcheck disable=SC2034
+  SRV_CMD=("$RINGDNS_BIN" -conf "$dir/Corefile.ringdns-whoami-glommio")
+}
