@@ -4,7 +4,6 @@
 pub mod global;
 pub mod keys;
 mod listeners;
-pub mod reverse;
 
 pub use global::{Tuning, UdpBackend};
 pub use keys::{Transport, ZoneAddr};

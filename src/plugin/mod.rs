@@ -6,8 +6,10 @@
 mod chain;
 pub mod duration;
 mod fallthrough;
+pub mod normalize;
 pub mod quote;
 mod request;
+pub mod reverse;
 mod setup;
 mod status;
 
