@@ -170,3 +170,19 @@ fn erratic_drops_and_truncates_every_nth_query() {
         "about half truncated: {truncated}"
     );
 }
+
+#[test]
+fn erratic_answers_axfr_with_a_small_zone() {
+    let s = Server::start(|p| format!(".:{p} {{\n erratic {{\n  drop 0\n }}\n}}\n"));
+    let r = common::tcp_exchange(s.port, &[query(5, "xfr.test.", 252)]);
+    let m = hickory_proto::op::Message::from_vec(&r[0]).unwrap();
+    let types: Vec<String> = m
+        .answers
+        .iter()
+        .map(|a| a.record_type().to_string())
+        .collect();
+    assert_eq!(types, ["SOA", "NS", "NS", "AAAA", "AAAA", "SOA"]);
+    assert_eq!(m.answers[3].name.to_string(), "a.xfr.test.");
+    let ns = format!("{:?}", m.answers[1].data);
+    assert!(ns.contains("b.xfr.test."), "{ns}");
+}

@@ -5,7 +5,7 @@ use crate::corefile::{Dispenser, Error};
 use crate::plugin::{BlockSetup, CoreInfo, Handler, Plugin, Request, Status, duration};
 use crate::wire::class::IN as CLASS_IN;
 use crate::wire::rcode::{NOERROR, SERVFAIL};
-use crate::wire::rtype::{A, AAAA};
+use crate::wire::rtype::{A, AAAA, AXFR, NS, SOA};
 use crate::wire::{MessageWriter, Owner, Section};
 use std::cell::Cell;
 use std::sync::Arc;
@@ -141,8 +141,11 @@ impl Plugin for Erratic {
             glommio::timer::sleep(c.delay_for).await;
         }
         let qtype = req.query.qtype();
+        if qtype == AXFR {
+            return axfr(req, every(c.truncate));
+        }
         if qtype != A && qtype != AAAA {
-            // CoreDNS answers other types (AXFR aside) with SERVFAIL.
+            // CoreDNS answers other types with SERVFAIL.
             return Status::rcode(SERVFAIL);
         }
         let mut w = MessageWriter::reply(&req.query, req.reply, NOERROR);
@@ -175,4 +178,60 @@ impl Plugin for Erratic {
         req.finalize_reply();
         Status::rcode(NOERROR)
     }
+}
+
+/// CoreDNS's made-up zone transfer for the query name: SOA, two NS, two AAAA, and the closing
+/// SOA unless the reply is "truncated" (then the transfer is incomplete on purpose).
+fn axfr(req: &mut Request<'_>, incomplete: bool) -> Status {
+    // SOA sns.dns.icann.org. noc.dns.icann.org. 2018050825 7200 3600 1209600 3600
+    let mut soa = Vec::with_capacity(64);
+    for name in [
+        &b"\x03sns\x03dns\x05icann\x03org\x00"[..],
+        &b"\x03noc\x03dns\x05icann\x03org\x00"[..],
+    ] {
+        soa.extend_from_slice(name);
+    }
+    for v in [2_018_050_825u32, 7200, 3600, 1_209_600, 3600] {
+        soa.extend_from_slice(&v.to_be_bytes());
+    }
+    // NS targets b.<qname> and a.<qname>: one label, then a pointer to the question name.
+    let ns_b = [1, b'b', 0xc0, 0x0c];
+    let ns_a = [1, b'a', 0xc0, 0x0c];
+    let aaaa_a = [
+        0x20, 0x01, 0x0b, 0xd8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x53,
+    ];
+    let aaaa_b = [
+        0x20, 0x01, 0x05, 0x00, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x54,
+    ];
+    let mut w = MessageWriter::reply(&req.query, req.reply, NOERROR);
+    w.set_aa(true);
+    let mut ok = w.push(Section::Answer, Owner::Question, SOA, CLASS_IN, 0, &soa);
+    ok = ok.and(w.push(Section::Answer, Owner::Question, NS, CLASS_IN, 0, &ns_b));
+    ok = ok.and(w.push(Section::Answer, Owner::Question, NS, CLASS_IN, 0, &ns_a));
+    ok = ok.and(w.push(
+        Section::Answer,
+        Owner::LabelThenQuestion(b"a"),
+        AAAA,
+        CLASS_IN,
+        0,
+        &aaaa_a,
+    ));
+    ok = ok.and(w.push(
+        Section::Answer,
+        Owner::LabelThenQuestion(b"b"),
+        AAAA,
+        CLASS_IN,
+        0,
+        &aaaa_b,
+    ));
+    if !incomplete {
+        ok = ok.and(w.push(Section::Answer, Owner::Question, SOA, CLASS_IN, 0, &soa));
+    }
+    w.finish();
+    if ok.is_err() {
+        req.reply.clear();
+        return Status::rcode(SERVFAIL);
+    }
+    req.finalize_reply();
+    Status::rcode(NOERROR)
 }
