@@ -25,6 +25,31 @@ stop_pid() {
   wait "$pid" 2>/dev/null || true
 }
 
+# proc_tree PID: PID and all its descendants, one per line (bounded by the tree's depth).
+proc_tree() {
+  local c
+  echo "$1"
+  for c in $(pgrep -P "$1" 2>/dev/null); do proc_tree "$c"; done
+}
+
+# stop_tree PID: stop a server that forks (NSD: the PID started becomes xfrd, its child
+# "main" forks the "server" processes). TERM the root, which shuts the rest down; wait up
+# to ~5 s for every process of the tree, then KILL the survivors, each by its own PID.
+stop_tree() {
+  local root=$1 p i alive
+  local -a tree
+  mapfile -t tree < <(proc_tree "$root")
+  kill -TERM "$root" 2>/dev/null || true
+  for ((i = 0; i < 50; i++)); do
+    alive=0
+    for p in "${tree[@]}"; do kill -0 "$p" 2>/dev/null && alive=1; done
+    ((alive)) || break
+    sleep 0.1
+  done
+  for p in "${tree[@]}"; do kill -0 "$p" 2>/dev/null && kill -KILL "$p" 2>/dev/null; done
+  wait "$root" 2>/dev/null || true
+}
+
 stop_all() {
   local pid
   for pid in "${STARTED_PIDS[@]}"; do
@@ -41,17 +66,56 @@ cpu_ticks() {
   awk '{ print $12 + $13 }' <<<"${stat##*) }"
 }
 
-# wait_answers PORT PID: bounded wait (at most ~30 s) until a DNS query on PORT gets any reply.
+# tree_cpu_ticks PID...: cpu_ticks summed over the given PIDs (those still alive).
+tree_cpu_ticks() {
+  local p t sum=0
+  for p in "$@"; do
+    t=$(cpu_ticks "$p" 2>/dev/null) || continue
+    sum=$((sum + t))
+  done
+  echo "$sum"
+}
+
+# wait_answers PORT PID [EXPECT] [TRIES]: bounded wait (TRIES probes, default 25, each at
+# most ~1.2 s) until a DNS query on PORT gets any reply or, with EXPECT, until
+# `dig +short ready.bench.test A` prints EXPECT (the whole chain, upstream included, works).
 wait_answers() {
-  local port=$1 pid=$2 i
-  for ((i = 0; i < 25; i++)); do
+  local port=$1 pid=$2 expect=${3:-} tries=${4:-25} i
+  for ((i = 0; i < tries; i++)); do
     kill -0 "$pid" 2>/dev/null || return 1
-    if dig @127.0.0.1 -p "$port" +tries=1 +time=1 +retry=0 probe.bench.test A >/dev/null 2>&1; then
+    if [[ -n $expect ]]; then
+      [[ $(dig @127.0.0.1 -p "$port" +short +tries=1 +time=1 +retry=0 ready.bench.test A 2>/dev/null) == "$expect" ]] && return 0
+    elif dig @127.0.0.1 -p "$port" +tries=1 +time=1 +retry=0 probe.bench.test A >/dev/null 2>&1; then
       return 0
     fi
     sleep 0.2
   done
   return 1
+}
+
+# port_answers PORT: something already answers DNS on 127.0.0.1:PORT (one probe, <= 1 s).
+port_answers() {
+  dig @127.0.0.1 -p "$1" +tries=1 +time=1 +retry=0 probe.bench.test A >/dev/null 2>&1
+}
+
+# latency_stats FILE: "p50_ms p99_ms" from the per-response lines of `dnsperf -v`
+# ("> RCODE NAME TYPE SECONDS"; timeouts are "> T ..." and carry no latency). dnsperf 2.10
+# has no latency histogram option, so this is the only way to percentiles. One pass, a
+# histogram in 1 µs buckets (dnsperf prints 6 decimals); "- -" if there are no such lines.
+latency_stats() {
+  awk '$1 == ">" && $2 != "T" && $2 != "I" && $NF ~ /^[0-9.]+$/ {
+         b = int($NF * 1e6 + 0.5); h[b]++; n++; if (b > m) m = b }
+       END {
+         if (!n) { print "- -"; exit }
+         t50 = 0.50 * n; t99 = 0.99 * n; c = 0; p50 = p99 = -1
+         for (b = 0; b <= m; b++) {
+           if (!(b in h)) continue
+           c += h[b]
+           if (p50 < 0 && c >= t50) p50 = b
+           if (c >= t99) { p99 = b; break }
+         }
+         printf "%.3f %.3f\n", p50 / 1000, p99 / 1000
+       }' "$1"
 }
 
 # dnsperf_field FILE LABEL: first number after "LABEL:" in a dnsperf report.
@@ -70,13 +134,21 @@ srv_echo_cmd() {
   SRV_CMD=("$ECHO_BIN" "$1" "${ECHO_BATCH:-32}")
 }
 
-# ringdns-whoami: ringdns with the whoami plugin (answers any name).
-srv_ringdns_whoami_check() {
+# ringdns_ok NAME: the ringdns binary can be measured (built, and not a stale binary left
+# over from a build that failed in this run).
+ringdns_ok() {
+  if ((${RINGDNS_BUILD_FAILED:-0})); then
+    echo "ringdns build failed: skipping $1 (not measuring a stale binary)" >&2
+    return 1
+  fi
   if [[ ! -x $RINGDNS_BIN ]]; then
-    echo "ringdns not built ($RINGDNS_BIN missing): skipping ringdns-whoami" >&2
+    echo "ringdns not built ($RINGDNS_BIN missing): skipping $1" >&2
     return 1
   fi
 }
+
+# ringdns-whoami: ringdns with the whoami plugin (answers any name).
+srv_ringdns_whoami_check() { ringdns_ok ringdns-whoami; }
 srv_ringdns_whoami_cmd() {
   local port=$1 dir=$2
   printf '.:%s {\n whoami\n}\n' "$port" >"$dir/Corefile.ringdns-whoami"
@@ -86,10 +158,163 @@ srv_ringdns_whoami_cmd() {
 
 # ringdns-whoami-glommio: the same with glommio's one-datagram-per-syscall UDP backend, to
 # measure what the batched recvmmsg/sendmmsg backend buys.
-srv_ringdns_whoami_glommio_check() { srv_ringdns_whoami_check; }
+srv_ringdns_whoami_glommio_check() { ringdns_ok ringdns-whoami-glommio; }
 srv_ringdns_whoami_glommio_cmd() {
   local port=$1 dir=$2
   printf '{\n udp_backend glommio\n}\n.:%s {\n whoami\n}\n' "$port" >"$dir/Corefile.ringdns-whoami-glommio"
   # shellcheck disable=SC2034
   SRV_CMD=("$RINGDNS_BIN" -conf "$dir/Corefile.ringdns-whoami-glommio")
+}
+
+# ---- forward workload: the upstream and the forwarders --------------------------------------
+# All forwarders send to the one NSD that run.sh starts on 127.0.0.1:UPSTREAM_PORT, which is
+# authoritative for bench.test. (fwd_zone). Caches are off or as cold as the server allows,
+# and the query file holds each name once, so every query goes upstream.
+
+# fwd_zone N: the bench.test. zone on stdout: hI A for I < N, then as in performance.md §8
+# 20k AAAA, 10k CNAME, 10k TXT, 5k MX; ready.bench.test (the readiness probe, never in a query
+# file), and a wildcard A that answers every other name directly under bench.test., so that a
+# run can ask millions of distinct names (hI for I >= N too) while NSD keeps a §8-sized zone.
+fwd_zone() {
+  awk -v n="$1" 'BEGIN {
+    print "$ORIGIN bench.test."
+    print "$TTL 3600"
+    print "@ IN SOA ns.bench.test. hostmaster.bench.test. 1 3600 900 604800 300"
+    print "@ IN NS ns"
+    print "ns IN A 127.0.0.1"
+    print "ready IN A 127.0.0.2"
+    print "* IN A 10.255.255.255"
+    for (i = 0; i < n; i++) printf "h%d IN A 10.%d.%d.%d\n", i, int(i / 65536) % 256, int(i / 256) % 256, i % 256
+    for (i = 0; i < 20000; i++) printf "v%d IN AAAA fd00::%x\n", i, i
+    for (i = 0; i < 10000; i++) printf "c%d IN CNAME h%d\n", i, i % n
+    for (i = 0; i < 10000; i++) printf "t%d IN TXT \"bench %d\"\n", i, i
+    for (i = 0; i < 5000; i++) printf "m%d IN MX 10 h%d\n", i, i % n
+  }'
+}
+
+# fwd_queries N: "hI.bench.test A" for every I < N, each once, in a fixed pseudo-random order
+# (Fisher-Yates, seed 42). Names beyond the zone's hI are answered by its wildcard.
+fwd_queries() {
+  awk -v n="$1" 'BEGIN {
+    srand(42)
+    for (i = 0; i < n; i++) a[i] = i
+    for (i = n - 1; i > 0; i--) { j = int(rand() * (i + 1)); t = a[i]; a[i] = a[j]; a[j] = t }
+    for (i = 0; i < n; i++) printf "h%d.bench.test A\n", a[i]
+  }'
+}
+
+# nsd_cmd PORT DIR: NSD authoritative for DIR/bench.test.zone on 127.0.0.1:PORT, one server
+# process, no RRL (its default per-/24 rate limit drops answers to 127.0.0.1 under load), no
+# database file, no remote control, everything under DIR. nsd -d stays in the foreground but
+# still forks (the PID started becomes xfrd): stop it with stop_tree.
+nsd_cmd() {
+  local port=$1 dir=$2
+  cat >"$dir/nsd.conf" <<EOF
+server:
+  ip-address: 127.0.0.1@$port
+  do-ip6: no
+  server-count: 1
+  username: ""
+  chroot: ""
+  zonesdir: "$dir"
+  database: ""
+  zonelistfile: "$dir/nsd.zonelist"
+  xfrdfile: "$dir/nsd.xfrd.state"
+  xfrdir: "$dir"
+  pidfile: "$dir/nsd.pid"
+  logfile: "$dir/nsd.log"
+  verbosity: 1
+  hide-version: yes
+  rrl-ratelimit: 0
+  rrl-whitelist-ratelimit: 0
+remote-control:
+  control-enable: no
+zone:
+  name: "bench.test."
+  zonefile: "bench.test.zone"
+EOF
+  # shellcheck disable=SC2034
+  SRV_CMD=(nsd -d -c "$dir/nsd.conf")
+}
+
+# ringdns-fwd: ringdns's forward plugin to the NSD upstream. Skipped until the binary has it.
+srv_ringdns_fwd_check() {
+  ringdns_ok ringdns-fwd || return 1
+  if ! "$RINGDNS_BIN" -plugins 2>/dev/null | grep -qx '[[:space:]]*dns\.forward'; then
+    echo "ringdns has no forward plugin yet ('ringdns -plugins' lacks dns.forward): skipping ringdns-fwd" >&2
+    return 1
+  fi
+}
+srv_ringdns_fwd_cmd() {
+  local port=$1 dir=$2
+  printf '.:%s {\n forward . 127.0.0.1:%s\n}\n' "$port" "$UPSTREAM_PORT" >"$dir/Corefile.ringdns-fwd"
+  # shellcheck disable=SC2034
+  SRV_CMD=("$RINGDNS_BIN" -conf "$dir/Corefile.ringdns-fwd")
+}
+
+# dnsdist-fwd: dnsdist with one backend (the NSD) and no packet cache (none is configured),
+# no console (no controlSocket; --supervised keeps it from reading one on stdin), no security
+# polling (it would query the outside), health checks on the zone's SOA once a second.
+srv_dnsdist_fwd_check() {
+  command -v dnsdist >/dev/null || { echo "dnsdist not installed: skipping dnsdist-fwd" >&2; return 1; }
+}
+srv_dnsdist_fwd_cmd() {
+  local port=$1 dir=$2
+  cat >"$dir/dnsdist-fwd.conf" <<EOF
+setLocal("127.0.0.1:$port")
+newServer({address="127.0.0.1:$UPSTREAM_PORT", checkName="bench.test.", checkType="SOA"})
+setSecurityPollSuffix("")
+EOF
+  # shellcheck disable=SC2034
+  SRV_CMD=(dnsdist --supervised --disable-syslog -C "$dir/dnsdist-fwd.conf")
+}
+
+# unbound-fwd: unbound forwarding bench.test. to the NSD. Its caches can't be switched off: a
+# size of 0 leaves one entry (the most recent) per slab, since its LRU reclaim never evicts
+# the newest entry; with one slab each that is a cache of one message and one RRset, evicted
+# on every insert. Only the iterator module (no validator: there is no trust anchor, and the
+# others forward without validating); qname minimisation off (unbound does not minimise
+# toward a forwarder anyway). localhost must be allowed as a target (do-not-query-localhost
+# defaults to yes: SERVFAIL) and test. un-blocked (the built-in RFC 6761 local zone answers
+# NXDOMAIN for it). Outgoing queries are bound to 127.0.0.1, so nothing leaves the machine.
+srv_unbound_fwd_check() {
+  command -v unbound >/dev/null || { echo "unbound not installed: skipping unbound-fwd" >&2; return 1; }
+}
+srv_unbound_fwd_cmd() {
+  local port=$1 dir=$2
+  cat >"$dir/unbound-fwd.conf" <<EOF
+server:
+  interface: 127.0.0.1@$port
+  port: $port
+  outgoing-interface: 127.0.0.1
+  do-ip6: no
+  num-threads: 1
+  do-daemonize: no
+  use-syslog: no
+  logfile: ""
+  verbosity: 1
+  username: ""
+  chroot: ""
+  directory: "$dir"
+  pidfile: ""
+  module-config: "iterator"
+  qname-minimisation: no
+  do-not-query-localhost: no
+  local-zone: "test." nodefault
+  msg-cache-size: 0
+  msg-cache-slabs: 1
+  rrset-cache-size: 0
+  rrset-cache-slabs: 1
+  key-cache-size: 0
+  key-cache-slabs: 1
+  neg-cache-size: 0
+  prefetch: no
+remote-control:
+  control-enable: no
+forward-zone:
+  name: "bench.test."
+  forward-addr: 127.0.0.1@$UPSTREAM_PORT
+EOF
+  # shellcheck disable=SC2034
+  SRV_CMD=(unbound -d -c "$dir/unbound-fwd.conf")
 }

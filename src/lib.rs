@@ -9,6 +9,7 @@ pub mod chain;
 pub mod config;
 pub mod corefile;
 pub mod logging;
+pub mod metrics;
 pub mod plugin;
 pub mod runtime;
 pub mod wire;

@@ -24,8 +24,8 @@ pub struct Upstream {
     /// TLS server name for this upstream: `tls://IP%name`, else `tls_servername`, else none
     /// (then the IP address is verified).
     pub tls_name: Option<String>,
-    /// How CoreDNS names it in metrics (`to` label): `IP:port` as written after normalisation
-    /// (e.g. `127.0.0.1:53`, `tls://1.1.1.1:853`).
+    /// How CoreDNS names it in metrics (`to` label): `IP:port` without the scheme, the IP as
+    /// written (e.g. `127.0.0.1:53`, `1.1.1.1:853`).
     pub label: String,
 }
 
