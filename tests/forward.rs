@@ -540,8 +540,11 @@ fn a_steady_stream_survives_an_upstream_being_killed_and_restarted() {
             .unwrap();
             sent += 1;
         }
-        if sent == 5_000 && u2.is_some() {
-            u2 = None; // SIGTERM: one of two upstreams gone
+        if sent == 5_000 {
+            if let Some(u) = u2.take() {
+                u.signal("KILL"); // one of two upstreams dies without warning
+                drop(u);
+            }
         }
         if sent == 12_000 && restarted.is_none() {
             restarted = Some(common::start_on_port(
@@ -567,4 +570,52 @@ fn a_steady_stream_survives_an_upstream_being_killed_and_restarted() {
     assert_eq!(answered, total, "none lost");
     // u1 stayed up all along: nothing should have failed.
     assert_eq!(servfail, 0, "an upstream was always up");
+}
+
+#[test]
+fn idle_upstream_connections_close_after_expire() {
+    let up = whoami_upstream();
+    let f = forwarder(&format!(
+        " forward . 127.0.0.1:{} {{\n  force_tcp\n  expire 300ms\n }}",
+        up.port
+    ));
+    let before = fds(f.pid());
+    ask(f.port, &query(1, "e1.test.", A));
+    let during = fds(f.pid());
+    assert!(
+        during > before,
+        "a pooled TCP connection is open: {before} -> {during}"
+    );
+    // Reused while fresh: a second query opens nothing new.
+    ask(f.port, &query(2, "e2.test.", A));
+    assert_eq!(fds(f.pid()), during);
+    // The janitor runs every second; the connection is idle past `expire` by then.
+    std::thread::sleep(Duration::from_millis(1600));
+    assert_eq!(fds(f.pid()), before, "closed after expire");
+}
+
+#[test]
+fn failfast_answers_servfail_at_once_when_every_upstream_is_down() {
+    // An upstream that never answers: every attempt costs the read timeout.
+    let silent = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let port = silent.local_addr().unwrap().port();
+    let f = forwarder(&format!(
+        " forward . 127.0.0.1:{port} {{\n  failfast_all_unhealthy_upstreams\n  max_fails 1\n  health_check 10s\n  read_timeout 300ms\n  max_connect_attempts 1\n }}"
+    ));
+    // Two failures mark it down (more than max_fails 1).
+    for i in 0..2 {
+        assert_eq!(
+            ask(f.port, &query(i, "ff.test.", A)).metadata.response_code,
+            ResponseCode::ServFail
+        );
+    }
+    let t0 = Instant::now();
+    let m = ask(f.port, &query(9, "ff.test.", A));
+    assert_eq!(m.metadata.response_code, ResponseCode::ServFail);
+    assert!(
+        t0.elapsed() < Duration::from_millis(250),
+        "no attempt made: {:?}",
+        t0.elapsed()
+    );
+    drop(silent);
 }
