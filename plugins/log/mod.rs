@@ -99,6 +99,10 @@ impl Plugin for Log {
     }
 
     async fn serve<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> Status {
+        // The server's own background refreshes are not client queries.
+        if req.is_refresh() {
+            return next_or_failure(Self::NAME, next, req).await;
+        }
         let Some(rule) = self
             .rules
             .iter()

@@ -43,6 +43,8 @@ pub struct Request<'a> {
     can_wait: bool,
     finalized: bool,
     note: Option<u64>,
+    refresh: bool,
+    refresh_requested: bool,
 }
 
 impl<'a> Request<'a> {
@@ -69,6 +71,8 @@ impl<'a> Request<'a> {
             can_wait,
             finalized: false,
             note: None,
+            refresh: false,
+            refresh_requested: false,
         }
     }
 
@@ -120,5 +124,29 @@ impl<'a> Request<'a> {
     /// Whether [`Request::finalize_reply`] ran since the reply was last written.
     pub const fn is_finalized(&self) -> bool {
         self.finalized
+    }
+
+    /// Asks the server to run this query through the block's chain once more in the
+    /// background, after the client has its answer, as an internal refresh (see
+    /// [`Request::is_refresh`]). The cache uses it to prefetch and to refresh stale entries.
+    pub fn request_refresh(&mut self) {
+        self.refresh_requested = true;
+    }
+
+    /// Whether a plugin asked for a background refresh of this query.
+    pub const fn refresh_requested(&self) -> bool {
+        self.refresh_requested
+    }
+
+    /// True for the server's own background re-query: its reply goes to no client, so plugins
+    /// that log or count client queries leave it out, and the cache does not answer it from
+    /// itself but stores what comes back.
+    pub const fn is_refresh(&self) -> bool {
+        self.refresh
+    }
+
+    /// Marks a request as a background refresh (the server does this).
+    pub fn set_refresh(&mut self) {
+        self.refresh = true;
     }
 }

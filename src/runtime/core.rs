@@ -4,7 +4,7 @@
 use super::router::Router;
 use crate::config::Config;
 use crate::plugin::{CoreInfo, Handler};
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::net::SocketAddr;
 
 /// A server block on one core.
@@ -21,6 +21,8 @@ pub struct CoreBlock<H> {
 
 /// A listener as the core serves it.
 pub struct ListenerCtx {
+    /// Its index in the core's listeners.
+    pub index: usize,
     /// CoreDNS's name for it, for logs and metrics.
     pub name: String,
     /// Zone → block.
@@ -40,6 +42,21 @@ pub struct CoreServer<H> {
     pub listeners: Vec<ListenerCtx>,
     /// Queries being served as tasks (deferred), so shutdown can wait for them.
     pub inflight: Cell<usize>,
+    /// Background refreshes plugins asked for, waiting to be started as tasks.
+    pub refreshes: RefCell<Vec<Refresh>>,
+}
+
+/// A query to run through its block's chain again in the background (cache prefetch, stale
+/// refresh), with no client waiting for the reply.
+pub struct Refresh {
+    /// The listener it came in on.
+    pub listener: usize,
+    /// The query as the client sent it.
+    pub packet: Vec<u8>,
+    /// The client it came from (for plugins that look at it).
+    pub client: SocketAddr,
+    /// Its transport.
+    pub proto: crate::plugin::Proto,
 }
 
 impl<H: Handler> CoreServer<H> {
@@ -49,6 +66,7 @@ impl<H: Handler> CoreServer<H> {
             blocks,
             listeners,
             inflight: Cell::new(0),
+            refreshes: RefCell::new(Vec::new()),
         }
     }
 
@@ -80,7 +98,9 @@ impl CoreServer<crate::chain::Chain> {
         let listeners = config
             .listeners
             .iter()
-            .map(|l| ListenerCtx {
+            .enumerate()
+            .map(|(index, l)| ListenerCtx {
+                index,
                 name: l.name.clone(),
                 router: Router::new(&l.routes),
                 allow_chaos: l.allow_chaos,

@@ -5,7 +5,7 @@
 //! the borrowed packet; nothing is allocated or spawned. Only when a plugin needs to wait
 //! (it returns `Request::defer`) is the query served again by [`serve_deferred`] as a task.
 
-use super::core::{CoreServer, ListenerCtx};
+use super::core::{CoreServer, ListenerCtx, Refresh};
 use crate::plugin::{Handler, Proto, Request, Status, client_write};
 use crate::wire::class::IN as CLASS_IN;
 use crate::wire::rcode::{FORMERR, REFUSED, SERVFAIL};
@@ -94,6 +94,18 @@ fn route<'a, H>(
     Route::Chain { query, block, zone }
 }
 
+/// Queues the background refresh a plugin asked for (never from a refresh itself).
+fn queue_refresh<H>(core: &CoreServer<H>, li: usize, req: &Request<'_>) {
+    if req.refresh_requested() && !req.is_refresh() {
+        core.refreshes.borrow_mut().push(Refresh {
+            listener: li,
+            packet: req.query.packet().to_vec(),
+            client: req.client,
+            proto: req.proto,
+        });
+    }
+}
+
 /// Applies CoreDNS's return rule to what the chain returned.
 fn finish(req: &mut Request<'_>, status: Status) -> Verdict {
     if !client_write(status.rcode) {
@@ -172,7 +184,10 @@ pub fn serve_inline<H: Handler>(
         }
     };
     match polled {
-        Ok(Poll::Ready(status)) if !status.is_deferred() => finish(&mut req, status),
+        Ok(Poll::Ready(status)) if !status.is_deferred() => {
+            queue_refresh(core, l.index, &req);
+            finish(&mut req, status)
+        }
         // Deferred, or a plugin that awaited without checking `can_wait`: serve it again
         // where waiting is allowed.
         Ok(_) => {
@@ -219,11 +234,43 @@ pub async fn serve_deferred<H: Handler>(
             );
             error_reply(&req.query, SERVFAIL, proto, req.reply)
         }
-        Ok(s) => finish(&mut req, s),
+        Ok(s) => {
+            queue_refresh(core, l.index, &req);
+            finish(&mut req, s)
+        }
         Err(payload) => {
             log_panic(&l.name, payload.as_ref(), block.stacktrace);
             error_reply(&req.query, SERVFAIL, proto, req.reply)
         }
+    }
+}
+
+/// Runs a background refresh through its block's chain; the reply goes nowhere.
+async fn serve_refresh<H: Handler>(core: &CoreServer<H>, r: &Refresh) {
+    let l = &core.listeners[r.listener];
+    let mut reply = Vec::new();
+    let (query, bi, zone) = match route(core, l, &r.packet, false, r.proto, &mut reply) {
+        Route::Done(_) => return,
+        Route::Chain { query, block, zone } => (query, block, zone),
+    };
+    let block = &core.blocks[bi];
+    let mut req = Request::new(query, r.client, l.local, r.proto, zone, &l.name, &mut reply, true);
+    req.set_refresh();
+    if let Err(payload) = AssertUnwindSafe(block.chain.serve(&mut req)).catch_unwind().await {
+        log_panic(&l.name, payload.as_ref(), block.stacktrace);
+    }
+}
+
+/// Starts the background refreshes queued since the last call, one task each.
+pub fn spawn_refreshes<H: Handler + 'static>(core: &std::rc::Rc<CoreServer<H>>) {
+    if core.refreshes.borrow().is_empty() {
+        return;
+    }
+    let queued = std::mem::take(&mut *core.refreshes.borrow_mut());
+    for r in queued {
+        spawn_deferred(core.clone(), move |core| async move {
+            serve_refresh(&core, &r).await;
+        });
     }
 }
 
@@ -241,6 +288,7 @@ where
         task(core).await;
         c.inflight.set(c.inflight.get() - 1);
         c.after_batch();
+        spawn_refreshes(&c);
     })
     .detach();
 }
@@ -285,6 +333,7 @@ mod tests {
 
     fn core(h: Test, debug: bool) -> CoreServer<Test> {
         let listener = ListenerCtx {
+            index: 0,
             name: "dns://:53".into(),
             router: Router::new(&[Route {
                 zone: ".".into(),

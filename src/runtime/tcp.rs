@@ -3,7 +3,7 @@
 //! under a per-core connection cap.
 
 use super::core::CoreServer;
-use super::serve::{Verdict, serve_deferred, serve_inline, spawn_deferred};
+use super::serve::{Verdict, serve_deferred, serve_inline, spawn_deferred, spawn_refreshes};
 use super::stop::Stop;
 use crate::plugin::{Handler, Proto};
 use futures_lite::{AsyncReadExt, AsyncWriteExt};
@@ -178,6 +178,7 @@ async fn connection<H: Handler + 'static>(
             }
         }
         core.after_batch();
+        spawn_refreshes(&core);
         if stop.is_set() {
             return;
         }

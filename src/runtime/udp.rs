@@ -4,7 +4,7 @@
 use super::backend::{Backend, DatagramBackend};
 use super::batch::Batch;
 use super::core::CoreServer;
-use super::serve::{Verdict, serve_deferred, serve_inline, spawn_deferred};
+use super::serve::{Verdict, serve_deferred, serve_inline, spawn_deferred, spawn_refreshes};
 use super::stop::Stop;
 use crate::plugin::{Handler, Proto};
 use glommio::net::UdpSocket;
@@ -89,6 +89,7 @@ pub async fn run<H: Handler + 'static>(
         }
         core.after_batch();
         backend.send(&mut batch, n).await;
+        spawn_refreshes(&core);
         if stop.is_set() {
             break;
         }
