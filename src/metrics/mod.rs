@@ -29,6 +29,13 @@ impl Counter {
         self.add(1);
     }
 
+    /// Sets the value, for gauges such as a cache's entry count. Only the owning core may
+    /// call this.
+    #[inline]
+    pub fn set(&self, v: u64) {
+        self.0.store(v, Ordering::Relaxed);
+    }
+
     /// The current value, from any thread.
     #[inline]
     pub fn get(&self) -> u64 {

@@ -24,6 +24,15 @@ impl Status {
         Status { rcode, error: None }
     }
 
+    /// A plugin wrote the reply (whatever its rcode): the server sends it as it is. CoreDNS
+    /// plugins return 0 for this.
+    pub const fn written() -> Self {
+        Status {
+            rcode: crate::wire::rcode::NOERROR,
+            error: None,
+        }
+    }
+
     /// A failure with its cause.
     pub fn error(rcode: u8, error: PluginError) -> Self {
         Status {

@@ -38,7 +38,7 @@ impl DatagramBackend for GlommioBackend {
             .await
             .map_err(io::Error::from)?;
         slot.len = n;
-        slot.truncated = n >= slot.buf.len();
+        slot.truncated = n > super::batch::MAX_QUERY;
         slot.peer = peer;
         Ok(1)
     }

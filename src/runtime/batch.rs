@@ -11,8 +11,9 @@ pub const REPLY_CAPACITY: usize = 8192;
 
 /// One datagram in, at most one reply out.
 pub struct Slot {
-    /// The received bytes (`len` of them are valid).
-    pub buf: Box<[u8; MAX_QUERY]>,
+    /// The received bytes (`len` of them are valid); one byte longer than [`MAX_QUERY`] so
+    /// that a datagram of exactly MAX_QUERY bytes is not mistaken for a cut one.
+    pub buf: Box<[u8; MAX_QUERY + 1]>,
     /// How many bytes of `buf` the datagram filled.
     pub len: usize,
     /// The datagram did not fit in `buf` and was cut.
@@ -36,7 +37,7 @@ impl Batch {
     pub fn new(size: usize) -> Self {
         let slots = (0..size.max(1))
             .map(|_| Slot {
-                buf: Box::new([0u8; MAX_QUERY]),
+                buf: Box::new([0u8; MAX_QUERY + 1]),
                 len: 0,
                 truncated: false,
                 peer: SocketAddr::from(([0, 0, 0, 0], 0)),

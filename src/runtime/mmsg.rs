@@ -56,7 +56,9 @@ impl Mmsg {
             let h = &mut self.hdrs[i].msg_hdr;
             h.msg_name = (&mut self.addrs[i] as *mut libc::sockaddr_storage).cast();
             h.msg_namelen = size_of::<libc::sockaddr_storage>() as libc::socklen_t;
-            h.msg_iov = &mut self.iovs[i];
+            // A raw pointer taken from the whole Vec, so later writes to other iovecs do
+            // not invalidate it; i < iovs.len().
+            h.msg_iov = self.iovs.as_mut_ptr().wrapping_add(i);
             h.msg_iovlen = 1;
             h.msg_control = std::ptr::null_mut();
             h.msg_controllen = 0;
@@ -85,8 +87,12 @@ impl Mmsg {
         for i in 0..got {
             let slot = &mut batch.slots[i];
             slot.len = (self.hdrs[i].msg_len as usize).min(slot.buf.len());
-            slot.truncated = self.hdrs[i].msg_hdr.msg_flags & libc::MSG_TRUNC != 0;
-            slot.peer = to_socket_addr(&self.addrs[i]).unwrap_or(slot.peer);
+            slot.truncated = self.hdrs[i].msg_hdr.msg_flags & libc::MSG_TRUNC != 0 || slot.len > super::batch::MAX_QUERY;
+            match to_socket_addr(&self.addrs[i]) {
+                Some(peer) => slot.peer = peer,
+                // A family we do not serve: drop the datagram (an empty packet is dropped).
+                None => slot.len = 0,
+            }
         }
         Ok(got)
     }
@@ -123,7 +129,7 @@ impl DatagramBackend for Mmsg {
             let h = &mut self.hdrs[k].msg_hdr;
             h.msg_name = (&mut self.addrs[k] as *mut libc::sockaddr_storage).cast();
             h.msg_namelen = len;
-            h.msg_iov = &mut self.iovs[k];
+            h.msg_iov = self.iovs.as_mut_ptr().wrapping_add(k);
             h.msg_iovlen = 1;
             h.msg_control = std::ptr::null_mut();
             h.msg_controllen = 0;

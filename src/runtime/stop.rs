@@ -11,7 +11,10 @@ use std::task::{Context, Poll, Waker};
 #[derive(Default)]
 pub struct Stop {
     set: Cell<bool>,
-    waiters: RefCell<Vec<Waker>>,
+    /// Waiting futures' wakers by slot; a slot is freed when its future is dropped, so
+    /// short-lived waiters (TCP connections) leave nothing behind.
+    waiters: RefCell<Vec<Option<Waker>>>,
+    free: RefCell<Vec<usize>>,
 }
 
 impl Stop {
@@ -23,7 +26,8 @@ impl Stop {
     /// Gives the signal and wakes every waiter.
     pub fn trigger(&self) {
         self.set.set(true);
-        for w in self.waiters.borrow_mut().drain(..) {
+        let wakers: Vec<Waker> = self.waiters.borrow_mut().iter_mut().filter_map(Option::take).collect();
+        for w in wakers {
             w.wake();
         }
     }
@@ -35,26 +39,78 @@ impl Stop {
 
     /// Completes once the signal is given.
     pub fn wait(&self) -> StopWait<'_> {
-        StopWait { stop: self }
+        StopWait { stop: self, slot: None }
+    }
+
+    /// Number of registered waiters (for tests).
+    pub fn waiting(&self) -> usize {
+        self.waiters.borrow().iter().filter(|w| w.is_some()).count()
     }
 }
 
 /// The future returned by [`Stop::wait`].
 pub struct StopWait<'a> {
     stop: &'a Stop,
+    slot: Option<usize>,
 }
 
 impl Future for StopWait<'_> {
     type Output = ();
 
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         if self.stop.is_set() {
             return Poll::Ready(());
         }
-        let mut w = self.stop.waiters.borrow_mut();
-        if !w.iter().any(|x| x.will_wake(cx.waker())) {
-            w.push(cx.waker().clone());
+        let stop = self.stop;
+        let slot = match self.slot {
+            Some(s) => s,
+            None => {
+                let mut waiters = stop.waiters.borrow_mut();
+                let s = stop.free.borrow_mut().pop().unwrap_or_else(|| {
+                    waiters.push(None);
+                    waiters.len() - 1
+                });
+                self.slot = Some(s);
+                s
+            }
+        };
+        let mut waiters = stop.waiters.borrow_mut();
+        match &waiters[slot] {
+            Some(w) if w.will_wake(cx.waker()) => {}
+            _ => waiters[slot] = Some(cx.waker().clone()),
         }
         Poll::Pending
+    }
+}
+
+impl Drop for StopWait<'_> {
+    fn drop(&mut self) {
+        if let Some(s) = self.slot {
+            self.stop.waiters.borrow_mut()[s] = None;
+            self.stop.free.borrow_mut().push(s);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dropped_waiters_leave_nothing_behind() {
+        let stop = Stop::new();
+        let waker = Waker::noop();
+        let mut cx = Context::from_waker(waker);
+        for _ in 0..1000 {
+            let mut w = Box::pin(stop.wait());
+            assert!(w.as_mut().poll(&mut cx).is_pending());
+        }
+        assert_eq!(stop.waiting(), 0);
+        assert!(stop.waiters.borrow().len() <= 1, "slots are reused");
+        let mut w = Box::pin(stop.wait());
+        assert!(w.as_mut().poll(&mut cx).is_pending());
+        assert_eq!(stop.waiting(), 1);
+        stop.trigger();
+        assert!(w.as_mut().poll(&mut cx).is_ready());
     }
 }

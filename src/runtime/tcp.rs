@@ -104,6 +104,9 @@ async fn write_frame(
     reply: &[u8],
     out: &mut Vec<u8>,
 ) -> std::io::Result<()> {
+    if reply.len() > usize::from(u16::MAX) {
+        return Err(std::io::Error::other("reply longer than a TCP frame"));
+    }
     out.clear();
     out.extend_from_slice(&(reply.len() as u16).to_be_bytes());
     out.extend_from_slice(reply);
