@@ -132,6 +132,7 @@ impl Plugin for Erratic {
         };
         let every = |n: u64| n > 0 && nr % n == 0;
         if every(c.drop) {
+            // "Written" with nothing written: the server sends nothing (CoreDNS's rule).
             return Status::rcode(NOERROR);
         }
         if every(c.delay) {
@@ -176,7 +177,7 @@ impl Plugin for Erratic {
             return Status::rcode(SERVFAIL);
         }
         req.finalize_reply();
-        Status::rcode(NOERROR)
+        Status::written()
     }
 }
 
@@ -233,5 +234,5 @@ fn axfr(req: &mut Request<'_>, incomplete: bool) -> Status {
         return Status::rcode(SERVFAIL);
     }
     req.finalize_reply();
-    Status::rcode(NOERROR)
+    Status::written()
 }

@@ -1,6 +1,12 @@
 //! A pooled, pipelined TCP or TLS connection to one upstream: queries are written one after
 //! another, a reader task hands each reply to the query with its ID, so many queries share
-//! one connection.
+//! one connection (at most [`MAX_PIPELINE`] at a time).
+//!
+//! Everything one query does on a connection (waiting for the writer, writing, waiting for
+//! the reply) is bounded by its deadline. A connection is shut down when a write fails or
+//! times out (a partial frame would desynchronise it), when a query times out with nothing
+//! read since it was sent (the upstream is silent: a dead host, lost state), and when it
+//! leaves the pool.
 
 use super::split::{Half, split};
 use futures_lite::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -9,37 +15,37 @@ use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::future::Future;
 use std::io;
+use std::os::fd::RawFd;
 use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
+
+/// Queries in flight on one connection before another one is opened. Upstreams that
+/// answer one TCP query at a time (many do) would otherwise make every query wait behind
+/// the slowest.
+pub const MAX_PIPELINE: usize = 32;
 
 /// Why a pipelined exchange failed.
 #[derive(Debug)]
 pub enum ConnError {
     /// The connection was closed (by the peer or locally) before the reply came.
     Closed,
-    /// No reply within the read timeout.
+    /// No reply before the deadline.
     Timeout,
     /// Writing the query failed.
     Io(io::Error),
+    /// No free ID (the connection is full): use another connection.
+    Full,
 }
 
-/// Closing what the two halves share, so the reader sees EOF.
-pub trait Shutdown {
-    /// Shuts the socket down in both directions.
-    fn shutdown_now(&mut self);
-}
+/// A raw fd lent to socket2 for a shutdown; the connection owns the socket and outlives
+/// the call.
+struct Fd(RawFd);
 
-impl Shutdown for glommio::net::TcpStream {
-    fn shutdown_now(&mut self) {
-        let _ = socket2_04::SockRef::from(&*self).shutdown(std::net::Shutdown::Both);
-    }
-}
-
-impl Shutdown for futures_rustls::client::TlsStream<glommio::net::TcpStream> {
-    fn shutdown_now(&mut self) {
-        self.get_mut().0.shutdown_now();
+impl std::os::fd::AsRawFd for Fd {
+    fn as_raw_fd(&self) -> RawFd {
+        self.0
     }
 }
 
@@ -76,24 +82,28 @@ impl Future for SlotWait<'_> {
 /// One connection and the queries waiting on it.
 pub struct Conn<S> {
     writer: RwLock<Half<S>>,
+    fd: RawFd,
     pending: RefCell<HashMap<u16, Rc<Slot>>>,
     closed: Cell<bool>,
     born: Instant,
     last_used: Cell<Instant>,
+    last_read: Cell<Instant>,
     mismatched: Cell<u64>,
 }
 
-impl<S: AsyncRead + AsyncWrite + Shutdown + Unpin + 'static> Conn<S> {
-    /// Wraps a connected stream and starts its reader task on this core.
-    pub fn start(stream: S) -> Rc<Self> {
+impl<S: AsyncRead + AsyncWrite + Unpin + 'static> Conn<S> {
+    /// Wraps a connected stream (whose socket is `fd`) and starts its reader task.
+    pub fn start(stream: S, fd: RawFd) -> Rc<Self> {
         let (r, w) = split(stream);
         let now = Instant::now();
         let conn = Rc::new(Conn {
             writer: RwLock::new(w),
+            fd,
             pending: RefCell::new(HashMap::new()),
             closed: Cell::new(false),
             born: now,
             last_used: Cell::new(now),
+            last_read: Cell::new(now),
             mismatched: Cell::new(0),
         });
         let c = conn.clone();
@@ -112,28 +122,48 @@ impl<S: AsyncRead + AsyncWrite + Shutdown + Unpin + 'static> Conn<S> {
             if r.read_exact(&mut buf).await.is_err() {
                 break;
             }
+            self.last_read.set(Instant::now());
             if n < 12 {
                 self.mismatched.set(self.mismatched.get() + 1);
                 continue;
             }
             let id = u16::from_be_bytes([buf[0], buf[1]]);
-            match self.pending.borrow_mut().remove(&id) {
+            let slot = self.pending.borrow_mut().remove(&id);
+            match slot {
                 Some(slot) => slot.deliver(Ok(buf)),
                 None => self.mismatched.set(self.mismatched.get() + 1),
             }
         }
         self.closed.set(true);
-        for (_, slot) in self.pending.borrow_mut().drain() {
+        let waiting: Vec<Rc<Slot>> = self.pending.borrow_mut().drain().map(|(_, s)| s).collect();
+        for slot in waiting {
             slot.deliver(Err(()));
         }
+        // The reader is the last user of the read half: make sure the socket is gone.
+        self.shutdown();
     }
 
-    /// Whether new queries may use this connection.
-    pub fn usable(&self, now: Instant, max_age: Duration) -> bool {
-        !self.closed.get() && (max_age.is_zero() || now.duration_since(self.born) < max_age)
+    /// Shuts the socket down both ways: the reader sees EOF, fails what is pending and
+    /// ends, and the connection is freed with the last query holding it.
+    pub fn shutdown(&self) {
+        self.closed.set(true);
+        let _ = socket2_04::SockRef::from(&Fd(self.fd)).shutdown(std::net::Shutdown::Both);
     }
 
-    /// Whether the connection has been idle longer than `expire` with nothing pending.
+    /// Whether a new query may use this connection now.
+    pub fn usable(&self, now: Instant, max_age: Duration, expire: Duration) -> bool {
+        !self.closed.get()
+            && (max_age.is_zero() || now.duration_since(self.born) < max_age)
+            && !self.idle_expired(now, expire)
+            && self.pending.borrow().len() < MAX_PIPELINE
+    }
+
+    /// How long the connection has been open.
+    pub fn age(&self, now: Instant) -> Duration {
+        now.duration_since(self.born)
+    }
+
+    /// Idle (nothing pending) for at least `expire`.
     pub fn idle_expired(&self, now: Instant, expire: Duration) -> bool {
         self.pending.borrow().is_empty() && now.duration_since(self.last_used.get()) >= expire
     }
@@ -143,53 +173,51 @@ impl<S: AsyncRead + AsyncWrite + Shutdown + Unpin + 'static> Conn<S> {
         !self.pending.borrow().is_empty()
     }
 
+    /// Queries waiting on it, to pick the least loaded connection.
+    pub fn load(&self) -> usize {
+        self.pending.borrow().len()
+    }
+
     /// Whether the connection is closed.
     pub fn is_closed(&self) -> bool {
         self.closed.get()
     }
 
-    /// Number of replies that matched no waiting query (late or forged), since the last call.
+    /// Replies that matched no waiting query (late or forged), since the last call.
     pub fn take_mismatched(&self) -> u64 {
         self.mismatched.replace(0)
     }
 
-    /// An ID not in use on this connection.
-    pub fn free_id(&self, rng: &mut fastrand::Rng) -> u16 {
+    /// An ID not in use on this connection, if one is found in a few tries.
+    fn free_id(&self, rng: &mut fastrand::Rng) -> Option<u16> {
         let pending = self.pending.borrow();
-        loop {
-            let id = rng.u16(..);
-            if !pending.contains_key(&id) {
-                return id;
-            }
-        }
+        (0..64)
+            .map(|_| rng.u16(..))
+            .find(|id| !pending.contains_key(id))
     }
 
-    /// Closes the connection: the reader sees EOF and fails what is pending.
-    pub async fn close(&self) {
-        self.closed.set(true);
-        if let Ok(w) = self.writer.write().await {
-            w.with(|s| s.shutdown_now());
-        }
-    }
-
-    /// Sends `query` (whose ID is `id`, without the length prefix) and waits up to
-    /// `timeout` for the reply with that ID.
+    /// Sends `query` (its ID is set here; no length prefix) and waits for the reply with
+    /// that ID, all before `deadline`. Returns the reply and the ID used.
     pub async fn exchange(
         &self,
-        id: u16,
-        query: &[u8],
-        timeout: Duration,
+        query: &mut [u8],
+        rng: &mut fastrand::Rng,
+        deadline: Instant,
     ) -> Result<Vec<u8>, ConnError> {
         if self.closed.get() {
             return Err(ConnError::Closed);
         }
+        let id = self.free_id(rng).ok_or(ConnError::Full)?;
+        query[0..2].copy_from_slice(&id.to_be_bytes());
         let slot = Rc::new(Slot::default());
         self.pending.borrow_mut().insert(id, slot.clone());
-        self.last_used.set(Instant::now());
+        let sent_at = Instant::now();
+        self.last_used.set(sent_at);
         let mut frame = Vec::with_capacity(query.len() + 2);
         frame.extend_from_slice(&(query.len() as u16).to_be_bytes());
         frame.extend_from_slice(query);
-        let written = async {
+        let left = deadline.saturating_duration_since(sent_at);
+        let write = async {
             let mut w = self
                 .writer
                 .write()
@@ -197,20 +225,32 @@ impl<S: AsyncRead + AsyncWrite + Shutdown + Unpin + 'static> Conn<S> {
                 .map_err(|_| io::Error::other("closed"))?;
             w.write_all(&frame).await?;
             w.flush().await
+        };
+        match glommio::timer::timeout(left, async { Ok(write.await) }).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                self.pending.borrow_mut().remove(&id);
+                self.shutdown();
+                return Err(ConnError::Io(e));
+            }
+            Err(_) => {
+                self.pending.borrow_mut().remove(&id);
+                self.shutdown();
+                return Err(ConnError::Timeout);
+            }
         }
-        .await;
-        if let Err(e) = written {
-            self.pending.borrow_mut().remove(&id);
-            self.closed.set(true);
-            return Err(ConnError::Io(e));
-        }
-        let got = glommio::timer::timeout(timeout, async { Ok(SlotWait(&slot).await) }).await;
+        let left = deadline.saturating_duration_since(Instant::now());
+        let got = glommio::timer::timeout(left, async { Ok(SlotWait(&slot).await) }).await;
         self.last_used.set(Instant::now());
         match got {
             Ok(Ok(reply)) => Ok(reply),
             Ok(Err(())) => Err(ConnError::Closed),
             Err(_) => {
                 self.pending.borrow_mut().remove(&id);
+                if self.last_read.get() < sent_at {
+                    // Silent since we asked: take it out of service.
+                    self.shutdown();
+                }
                 Err(ConnError::Timeout)
             }
         }

@@ -195,9 +195,10 @@ impl Plugin for Forward {
                     let hand_on = i + 1 < inner.rules.len()
                         && (cfg.next.contains(&rcode) || (cfg.next_on_nodata && nodata));
                     if !hand_on {
-                        return Status::rcode(rcode);
+                        // Written, whatever the upstream's rcode: the server sends it as is.
+                        return Status::written();
                     }
-                    req.reply.clear();
+                    req.clear_reply();
                     i += 1;
                 }
                 Done::Failed(status) => return status,
@@ -221,7 +222,7 @@ impl Forward {
                 let Some(inner) = weak.upgrade() else { break };
                 for r in &inner.rules {
                     for u in &r.ups {
-                        u.prune(&r.shared.cfg).await;
+                        u.prune(&r.shared.cfg);
                     }
                 }
             }
@@ -287,16 +288,10 @@ async fn forward_one(inner: &Rc<Inner>, ri: usize, req: &mut Request<'_>) -> Don
     let mut rng = fastrand::Rng::with_seed(inner.rng.borrow_mut().u64(..));
     let (order, n) = order(rule, &mut rng);
     let client_id = req.query.id();
-    let question = &req.query.packet()[12..12 + req.query.question_bytes().len()];
+    let question = req.query.question_bytes();
     let mut query = req.query.packet().to_vec();
-    let limit = req.query.udp_reply_size();
-    let base = if cfg
-        .upstreams
-        .first()
-        .is_some_and(|u| u.proto == UpstreamProto::Tls)
-    {
-        Via::Tls
-    } else if cfg.force_tcp {
+    // Plain upstreams follow the client (or force_tcp / prefer_udp); tls:// ones use TLS.
+    let plain = if cfg.force_tcp {
         Via::Tcp
     } else if cfg.prefer_udp || req.proto == Proto::Udp {
         Via::Udp
@@ -304,26 +299,34 @@ async fn forward_one(inner: &Rc<Inner>, ri: usize, req: &mut Request<'_>) -> Don
         Via::Tcp
     };
     let deadline = Instant::now() + QUERY_DEADLINE;
-    let (mut attempts, mut k, mut skipped) = (0u32, 0usize, 0usize);
+    let (mut attempts, mut k) = (0u32, 0usize);
+    // Upstreams passed over in this round: down ones, and ones that failed over.
+    let (mut down, mut failed_over) = (0usize, 0usize);
     let mut last_err: Option<String> = None;
     let mut failover: Option<(Vec<u8>, u8)> = None;
+    let max_fails = shared.max_fails();
     loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() || (cfg.max_connect_attempts > 0 && attempts >= cfg.max_connect_attempts)
+        let now = Instant::now();
+        if now >= deadline || (cfg.max_connect_attempts > 0 && attempts >= cfg.max_connect_attempts)
         {
             break;
         }
         if k >= n {
+            // Round over: start again from the first in this query's order.
             k = 0;
-            skipped = 0;
+            down = 0;
+            if failover.is_some() {
+                break;
+            }
         }
         let mut u = order[k];
         k += 1;
-        if shared.health[u].down(shared.max_fails()) {
-            skipped += 1;
-            if skipped < n {
+        if shared.health[u].down(max_fails) {
+            down += 1;
+            if down < n {
                 continue;
             }
+            // Every upstream is down: the health checks may be what is broken.
             rule.counters.healthcheck_broken.inc();
             if cfg.failfast_all_unhealthy {
                 break;
@@ -334,46 +337,34 @@ async fn forward_one(inner: &Rc<Inner>, ri: usize, req: &mut Request<'_>) -> Don
         let up = &rule.ups[u];
         let mut via = match up.up.proto {
             UpstreamProto::Tls => Via::Tls,
-            UpstreamProto::Dns if base == Via::Tls => Via::Udp,
-            UpstreamProto::Dns => base,
+            UpstreamProto::Dns => plain,
         };
         let t0 = Instant::now();
-        let timeout = cfg.read_timeout.min(left);
+        let mut ask = upstream::Ask {
+            query: &mut query,
+            question,
+            limit: req.query.udp_reply_size(),
+            deadline: (t0 + cfg.read_timeout).min(deadline),
+        };
         let result = loop {
             let r = match via {
                 Via::Udp => {
                     let id = rng.u16(..);
-                    query[0..2].copy_from_slice(&id.to_be_bytes());
-                    up.udp_exchange(cfg, &query, id, question, limit, timeout, req.reply)
-                        .await
+                    ask.query[0..2].copy_from_slice(&id.to_be_bytes());
+                    up.udp_exchange(cfg, &ask, id, req.reply).await
                 }
                 Via::Tcp => {
-                    up.stream_exchange(
-                        cfg, None, &mut query, question, &mut rng, timeout, req.reply,
-                    )
-                    .await
+                    up.stream_exchange(cfg, None, &mut ask, &mut rng, req.reply)
+                        .await
                 }
                 Via::Tls => {
-                    up.stream_exchange(
-                        cfg,
-                        shared.tls.as_ref(),
-                        &mut query,
-                        question,
-                        &mut rng,
-                        timeout,
-                        req.reply,
-                    )
-                    .await
+                    up.stream_exchange(cfg, shared.tls.as_ref(), &mut ask, &mut rng, req.reply)
+                        .await
                 }
             };
             match r {
                 Err(ExchangeError::Overflow) if via == Via::Udp => via = Via::Tcp,
-                Ok(())
-                    if via == Via::Udp
-                        && cfg.prefer_udp
-                        && !cfg.force_tcp
-                        && req.reply[2] & 0x02 != 0 =>
-                {
+                Ok(()) if via == Via::Udp && cfg.prefer_udp && req.reply[2] & 0x02 != 0 => {
                     via = Via::Tcp
                 }
                 other => break other,
@@ -385,8 +376,8 @@ async fn forward_one(inner: &Rc<Inner>, ri: usize, req: &mut Request<'_>) -> Don
                 let rcode = full_rcode(req.reply);
                 up.counters.rcodes[usize::from(rcode).min(23)].inc();
                 up.counters.duration.observe(t0.elapsed());
-                if cfg.failover.contains(&rcode) && skipped + 1 < n {
-                    skipped += 1;
+                if cfg.failover.contains(&rcode) && failed_over + 1 < n {
+                    failed_over += 1;
                     failover = Some((std::mem::take(req.reply), rcode));
                     continue;
                 }
@@ -394,8 +385,14 @@ async fn forward_one(inner: &Rc<Inner>, ri: usize, req: &mut Request<'_>) -> Don
             }
             Err(e) => {
                 up.counters.errors.inc();
-                shared.health[u].failure();
-                probe::start(inner, ri, u);
+                if e.is_upstream_fault() {
+                    // As CoreDNS: a failed exchange starts probing; the probes decide.
+                    probe::start(inner, ri, u);
+                }
+                if matches!(e, ExchangeError::Local(_)) {
+                    // It failed without waiting: give the core back before trying again.
+                    futures_lite::future::yield_now().await;
+                }
                 last_err = Some(format!("{} {}: {e}", proto_name(via), up.up.addr));
             }
         }
@@ -404,7 +401,7 @@ async fn forward_one(inner: &Rc<Inner>, ri: usize, req: &mut Request<'_>) -> Don
         *req.reply = reply;
         return written(req, client_id, rcode);
     }
-    req.reply.clear();
+    req.clear_reply();
     let msg = last_err.unwrap_or_else(|| "no healthy proxies".to_string());
     Done::Failed(Status::error(SERVFAIL, PluginError::new("forward", msg)))
 }

@@ -23,8 +23,8 @@ pub(super) fn start(inner: &Rc<Inner>, ri: usize, ui: usize) {
     let counters = inner.rules[ri].ups[ui].counters.clone();
     let weak = Rc::downgrade(inner);
     glommio::spawn_local(async move {
+        // The first probe goes at once (as CoreDNS), then one per interval until one answers.
         loop {
-            glommio::timer::sleep(rule.cfg.health_check.interval).await;
             if weak.upgrade().is_none() {
                 // The configuration was replaced; its successor probes on its own.
                 break;
@@ -35,6 +35,7 @@ pub(super) fn start(inner: &Rc<Inner>, ri: usize, ui: usize) {
             }
             rule.health[ui].failure();
             counters.healthcheck_failures.inc();
+            glommio::timer::sleep(rule.cfg.health_check.interval).await;
         }
         rule.health[ui].release_probe();
     })

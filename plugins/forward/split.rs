@@ -18,13 +18,6 @@ pub fn split<S>(stream: S) -> (Half<S>, Half<S>) {
     (Half(s.clone()), Half(s))
 }
 
-impl<S> Half<S> {
-    /// Runs `f` on the stream (outside any poll of the other half).
-    pub fn with<R>(&self, f: impl FnOnce(&mut S) -> R) -> R {
-        f(&mut self.0.borrow_mut())
-    }
-}
-
 impl<S: AsyncRead + Unpin> AsyncRead for Half<S> {
     fn poll_read(
         self: Pin<&mut Self>,

@@ -7,9 +7,11 @@ use super::counters::UpstreamCounters;
 use super::dial;
 use futures_rustls::client::TlsStream;
 use glommio::net::{TcpStream, UdpSocket};
+use glommio::sync::Semaphore;
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::io;
+use std::os::fd::AsRawFd;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -45,22 +47,67 @@ impl Via {
 /// Why an exchange failed.
 #[derive(Debug)]
 pub enum ExchangeError {
-    /// No matching reply within the read timeout.
+    /// No matching reply before the deadline.
     Timeout,
     /// The network said no (refused, unreachable, reset, …).
     Net(io::Error),
+    /// A problem of this host, not of the upstream (out of file descriptors, no such local
+    /// address): it says nothing about the upstream's health.
+    Local(io::Error),
     /// A UDP reply may have been cut by the buffer: ask again over TCP.
     Overflow,
+    /// The upstream answered with this error rcode and no question (it could not parse the
+    /// query); not relayed, not a health failure.
+    Rejected(u8),
+}
+
+impl ExchangeError {
+    /// Sorts an I/O error into the upstream's fault or ours.
+    fn from_io(e: io::Error) -> Self {
+        match e.raw_os_error() {
+            Some(
+                libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM | libc::EADDRNOTAVAIL,
+            ) => ExchangeError::Local(e),
+            _ if matches!(
+                e.kind(),
+                io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock
+            ) =>
+            {
+                ExchangeError::Timeout
+            }
+            _ => ExchangeError::Net(e),
+        }
+    }
+
+    /// Whether this failure should make the upstream be probed.
+    pub fn is_upstream_fault(&self) -> bool {
+        matches!(self, ExchangeError::Timeout | ExchangeError::Net(_))
+    }
 }
 
 impl std::fmt::Display for ExchangeError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             ExchangeError::Timeout => write!(f, "i/o timeout"),
-            ExchangeError::Net(e) => write!(f, "{e}"),
+            ExchangeError::Net(e) | ExchangeError::Local(e) => write!(f, "{e}"),
             ExchangeError::Overflow => write!(f, "reply larger than the UDP buffer"),
+            ExchangeError::Rejected(rc) => write!(
+                f,
+                "upstream answered {} without a question",
+                crate::wire::rcode_name(u16::from(*rc))
+            ),
         }
     }
+}
+
+/// A reply with our ID but no question and an error rcode: the upstream rejected the query.
+fn rejected(reply: &[u8], id: u16) -> Option<u8> {
+    (reply.len() >= 12
+        && reply[0..2] == id.to_be_bytes()
+        && reply[2] & 0x80 != 0
+        && reply[4..6] == [0, 0]
+        && reply[3] & 0x0f != 0)
+        .then_some(reply[3] & 0x0f)
 }
 
 struct IdleUdp {
@@ -76,6 +123,8 @@ pub struct UpstreamCore {
     udp: RefCell<VecDeque<IdleUdp>>,
     tcp: RefCell<Vec<Rc<Conn<TcpStream>>>>,
     tls: RefCell<Vec<Rc<Conn<TlsStream<TcpStream>>>>>,
+    tcp_gate: Semaphore,
+    tls_gate: Semaphore,
     /// This core's counters for it.
     pub counters: Arc<UpstreamCounters>,
 }
@@ -83,11 +132,14 @@ pub struct UpstreamCore {
 /// True when `reply` is a response to `query` under `id`: QR set, same ID, one question
 /// equal to the query's (name case-insensitively, type, class).
 pub fn reply_matches(reply: &[u8], id: u16, question: &[u8]) -> bool {
-    reply.len() >= 12 + question.len()
+    let n = question.len();
+    n >= 4
+        && reply.len() >= 12 + n
         && reply[0..2] == id.to_be_bytes()
         && reply[2] & 0x80 != 0
         && reply[4..6] == [0, 1]
-        && reply[12..12 + question.len()].eq_ignore_ascii_case(question)
+        && reply[12..12 + n - 4].eq_ignore_ascii_case(&question[..n - 4])
+        && reply[12 + n - 4..12 + n] == question[n - 4..]
 }
 
 impl UpstreamCore {
@@ -98,25 +150,19 @@ impl UpstreamCore {
             udp: RefCell::new(VecDeque::new()),
             tcp: RefCell::new(Vec::new()),
             tls: RefCell::new(Vec::new()),
+            tcp_gate: Semaphore::new(1),
+            tls_gate: Semaphore::new(1),
             counters: Arc::new(UpstreamCounters::default()),
         }
     }
 
     /// Closes what has been idle longer than `expire` or lived longer than `max_age`.
-    pub async fn prune(&self, cfg: &ForwardConfig) {
+    pub fn prune(&self, cfg: &ForwardConfig) {
         let now = Instant::now();
         self.udp.borrow_mut().retain(|s| {
             now.duration_since(s.last) < cfg.expire
                 && (cfg.max_age.is_zero() || now.duration_since(s.born) < cfg.max_age)
         });
-        let stale: Vec<Rc<Conn<TcpStream>>> = take_stale(&self.tcp, now, cfg);
-        for c in stale {
-            c.close().await;
-        }
-        let stale: Vec<Rc<Conn<TlsStream<TcpStream>>>> = take_stale(&self.tls, now, cfg);
-        for c in stale {
-            c.close().await;
-        }
         let mismatched: u64 = self
             .tcp
             .borrow()
@@ -130,6 +176,8 @@ impl UpstreamCore {
                 .map(|c| c.take_mismatched())
                 .sum::<u64>();
         self.counters.mismatched.add(mismatched);
+        take_stale(&self.tcp, now, cfg);
+        take_stale(&self.tls, now, cfg);
     }
 
     fn take_udp(&self, cfg: &ForwardConfig) -> Option<IdleUdp> {
@@ -152,16 +200,14 @@ impl UpstreamCore {
         }
     }
 
-    /// Asks over UDP: `query` already carries `id`; the reply lands in `reply`.
-    #[allow(clippy::too_many_arguments)]
+    /// Asks over UDP before `deadline`: `query` already carries `id`; the reply lands in
+    /// `reply`. Replies from elsewhere, with another ID or another question are dropped
+    /// (and counted) and the wait goes on.
     pub async fn udp_exchange(
         &self,
         cfg: &ForwardConfig,
-        query: &[u8],
+        ask: &Ask<'_>,
         id: u16,
-        question: &[u8],
-        limit: usize,
-        timeout: Duration,
         reply: &mut Vec<u8>,
     ) -> Result<(), ExchangeError> {
         let s = match self.take_udp(cfg) {
@@ -174,20 +220,19 @@ impl UpstreamCore {
                 let now = Instant::now();
                 IdleUdp {
                     sock: dial::udp(self.up.addr, cfg.source_address)
-                        .map_err(ExchangeError::Net)?,
+                        .map_err(ExchangeError::from_io)?,
                     born: now,
                     last: now,
                 }
             }
         };
-        let deadline = Instant::now() + timeout;
         s.sock
-            .send(query)
+            .send(ask.query)
             .await
-            .map_err(|e| ExchangeError::Net(e.into()))?;
-        let size = limit.clamp(UDP_BUFFER, 65_535);
+            .map_err(|e| ExchangeError::from_io(e.into()))?;
+        let size = ask.limit.clamp(UDP_BUFFER, 65_535);
         loop {
-            let left = deadline.saturating_duration_since(Instant::now());
+            let left = ask.deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 return Err(ExchangeError::Timeout);
             }
@@ -196,18 +241,15 @@ impl UpstreamCore {
             reply.resize(size, 0);
             let n = match s.sock.recv(&mut reply[..]).await {
                 Ok(n) => n,
-                Err(e) => {
-                    let e: io::Error = e.into();
-                    return Err(match e.kind() {
-                        io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => {
-                            ExchangeError::Timeout
-                        }
-                        _ => ExchangeError::Net(e),
-                    });
-                }
+                // The socket is dropped (closed) with the error: a late reply cannot reach
+                // a later query.
+                Err(e) => return Err(ExchangeError::from_io(e.into())),
             };
             reply.truncate(n);
-            if !reply_matches(reply, id, question) {
+            if let Some(rc) = rejected(reply, id) {
+                return Err(ExchangeError::Rejected(rc));
+            }
+            if !reply_matches(reply, id, ask.question) {
                 self.counters.mismatched.inc();
                 continue;
             }
@@ -221,138 +263,171 @@ impl UpstreamCore {
         }
     }
 
-    /// Asks over TCP (or TLS with `tls`), on a pooled pipelined connection; a connection the
-    /// peer closed is dialled again once.
-    #[allow(clippy::too_many_arguments)]
+    /// Asks over TCP (or TLS with `tls`) on a pooled, pipelined connection before
+    /// `deadline`; a connection the peer had closed is replaced once.
     pub async fn stream_exchange(
         &self,
         cfg: &ForwardConfig,
         tls: Option<&Arc<rustls::ClientConfig>>,
-        query: &mut [u8],
-        question: &[u8],
+        ask: &mut Ask<'_>,
         rng: &mut fastrand::Rng,
-        timeout: Duration,
         reply: &mut Vec<u8>,
     ) -> Result<(), ExchangeError> {
         match tls {
             None => {
-                let pool = &self.tcp;
-                let dial = || dial::tcp(self.up.addr, cfg.source_address, DIAL_TIMEOUT);
-                self.pooled(pool, dial, 1, cfg, query, question, rng, timeout, reply)
+                let dial = |t| async move {
+                    let s = dial::tcp(self.up.addr, cfg.source_address, t).await?;
+                    let fd = s.as_raw_fd();
+                    Ok((s, fd))
+                };
+                self.pooled(&self.tcp, &self.tcp_gate, dial, 1, cfg, ask, rng, reply)
                     .await
             }
             Some(config) => {
-                let pool = &self.tls;
                 let name = self.up.tls_name.as_deref();
-                let dial =
-                    || dial::tls(self.up.addr, cfg.source_address, DIAL_TIMEOUT, config, name);
-                self.pooled(pool, dial, 2, cfg, query, question, rng, timeout, reply)
+                let dial = |t| async move {
+                    let s = dial::tls(self.up.addr, cfg.source_address, t, config, name).await?;
+                    let fd = s.get_ref().0.as_raw_fd();
+                    Ok((s, fd))
+                };
+                self.pooled(&self.tls, &self.tls_gate, dial, 2, cfg, ask, rng, reply)
                     .await
             }
         }
+    }
+
+    /// The least loaded usable connection of a pool.
+    fn pick<S>(pool: &RefCell<Vec<Rc<Conn<S>>>>, cfg: &ForwardConfig) -> Option<Rc<Conn<S>>>
+    where
+        S: futures_lite::io::AsyncRead + futures_lite::io::AsyncWrite + Unpin + 'static,
+    {
+        let now = Instant::now();
+        pool.borrow()
+            .iter()
+            .filter(|c| c.usable(now, cfg.max_age, cfg.expire))
+            .min_by_key(|c| c.load())
+            .cloned()
     }
 
     #[allow(clippy::too_many_arguments)]
     async fn pooled<S, F, Fut>(
         &self,
         pool: &RefCell<Vec<Rc<Conn<S>>>>,
+        gate: &Semaphore,
         dial: F,
         proto: usize,
         cfg: &ForwardConfig,
-        query: &mut [u8],
-        question: &[u8],
+        ask: &mut Ask<'_>,
         rng: &mut fastrand::Rng,
-        timeout: Duration,
         reply: &mut Vec<u8>,
     ) -> Result<(), ExchangeError>
     where
-        S: futures_lite::io::AsyncRead
-            + futures_lite::io::AsyncWrite
-            + super::conn::Shutdown
-            + Unpin
-            + 'static,
-        F: Fn() -> Fut,
-        Fut: std::future::Future<Output = io::Result<S>>,
+        S: futures_lite::io::AsyncRead + futures_lite::io::AsyncWrite + Unpin + 'static,
+        F: Fn(Duration) -> Fut,
+        Fut: std::future::Future<Output = io::Result<(S, std::os::fd::RawFd)>>,
     {
         for attempt in 0..2 {
-            let now = Instant::now();
-            let cached = pool
-                .borrow()
-                .iter()
-                .find(|c| c.usable(now, cfg.max_age))
-                .cloned();
-            let conn = match cached {
-                Some(c) if attempt == 0 => {
+            let conn = match Self::pick(pool, cfg).filter(|_| attempt == 0) {
+                Some(c) => {
                     self.counters.conn_cache_hits[proto].inc();
                     c
                 }
-                _ => {
-                    self.counters.conn_cache_misses[proto].inc();
-                    let c = Conn::start(dial().await.map_err(ExchangeError::Net)?);
-                    let mut p = pool.borrow_mut();
-                    p.retain(|c| c.usable(now, cfg.max_age));
-                    if cfg.max_idle_conns == 0 || p.len() < cfg.max_idle_conns {
-                        p.push(c.clone());
+                None => {
+                    // One dial at a time per upstream: queries arriving meanwhile use the
+                    // connection it opens instead of each opening their own.
+                    let _permit = gate
+                        .acquire_permit(1)
+                        .await
+                        .map_err(|_| ExchangeError::Timeout)?;
+                    match Self::pick(pool, cfg).filter(|c| attempt == 0 || c.load() == 0) {
+                        Some(c) => {
+                            self.counters.conn_cache_hits[proto].inc();
+                            c
+                        }
+                        None => {
+                            self.counters.conn_cache_misses[proto].inc();
+                            let left = ask.deadline.saturating_duration_since(Instant::now());
+                            if left.is_zero() {
+                                return Err(ExchangeError::Timeout);
+                            }
+                            let (stream, fd) = dial(DIAL_TIMEOUT.min(left))
+                                .await
+                                .map_err(ExchangeError::from_io)?;
+                            let c = Conn::start(stream, fd);
+                            pool.borrow_mut().push(c.clone());
+                            c
+                        }
                     }
-                    c
                 }
             };
-            let id = conn.free_id(rng);
-            query[0..2].copy_from_slice(&id.to_be_bytes());
-            match conn.exchange(id, query, timeout).await {
+            match conn.exchange(ask.query, rng, ask.deadline).await {
                 Ok(r) => {
-                    if !reply_matches(&r, id, question) {
+                    let id = u16::from_be_bytes([ask.query[0], ask.query[1]]);
+                    if let Some(rc) = rejected(&r, id) {
+                        return Err(ExchangeError::Rejected(rc));
+                    }
+                    if !reply_matches(&r, id, ask.question) {
                         self.counters.mismatched.inc();
                         return Err(ExchangeError::Timeout);
                     }
                     *reply = r;
                     return Ok(());
                 }
-                // A cached connection the peer had closed: dial once more.
-                Err(ConnError::Closed) if attempt == 0 => continue,
-                Err(ConnError::Closed) => {
+                // A connection the peer had closed, or one without room: once more.
+                Err(ConnError::Closed | ConnError::Full) if attempt == 0 => continue,
+                Err(ConnError::Closed | ConnError::Full) => {
                     return Err(ExchangeError::Net(io::Error::new(
                         io::ErrorKind::ConnectionReset,
                         "connection closed",
                     )));
                 }
                 Err(ConnError::Timeout) => return Err(ExchangeError::Timeout),
-                Err(ConnError::Io(e)) if attempt == 0 => {
-                    let _ = e;
-                    continue;
-                }
-                Err(ConnError::Io(e)) => return Err(ExchangeError::Net(e)),
+                Err(ConnError::Io(_)) if attempt == 0 => continue,
+                Err(ConnError::Io(e)) => return Err(ExchangeError::from_io(e)),
             }
         }
         Err(ExchangeError::Timeout)
     }
 }
 
-fn take_stale<S>(
-    pool: &RefCell<Vec<Rc<Conn<S>>>>,
-    now: Instant,
-    cfg: &ForwardConfig,
-) -> Vec<Rc<Conn<S>>>
+/// One query's part of an exchange: the bytes to send (the ID is set per attempt), the
+/// question to match, the client's size limit and the deadline.
+pub struct Ask<'a> {
+    /// The query as sent upstream.
+    pub query: &'a mut [u8],
+    /// The question entry (name, type, class) replies must repeat.
+    pub question: &'a [u8],
+    /// The client's UDP size (the UDP receive buffer is at least this).
+    pub limit: usize,
+    /// When this attempt must be over.
+    pub deadline: Instant,
+}
+
+impl Drop for UpstreamCore {
+    /// A core's state goes (reload, stop): close its connections so their reader tasks end.
+    fn drop(&mut self) {
+        for c in self.tcp.borrow().iter() {
+            c.shutdown();
+        }
+        for c in self.tls.borrow().iter() {
+            c.shutdown();
+        }
+    }
+}
+
+/// Removes from a pool what may not serve again: closed connections, idle ones past
+/// `expire`, and aged ones (past `max_age`) once their last reply is in. Those still open
+/// are shut down.
+fn take_stale<S>(pool: &RefCell<Vec<Rc<Conn<S>>>>, now: Instant, cfg: &ForwardConfig)
 where
-    S: futures_lite::io::AsyncRead
-        + futures_lite::io::AsyncWrite
-        + super::conn::Shutdown
-        + Unpin
-        + 'static,
+    S: futures_lite::io::AsyncRead + futures_lite::io::AsyncWrite + Unpin + 'static,
 {
-    let mut p = pool.borrow_mut();
-    let mut stale = Vec::new();
-    p.retain(|c| {
-        // Past max_age a connection takes no new queries; it closes once its last reply is in.
-        let keep = if c.usable(now, cfg.max_age) {
-            !c.idle_expired(now, cfg.expire)
-        } else {
-            c.has_pending() && !c.is_closed()
-        };
+    pool.borrow_mut().retain(|c| {
+        let aged = !cfg.max_age.is_zero() && c.age(now) >= cfg.max_age;
+        let keep = !c.is_closed() && !c.idle_expired(now, cfg.expire) && (!aged || c.has_pending());
         if !keep {
-            stale.push(c.clone());
+            c.shutdown();
         }
         keep
     });
-    stale
 }

@@ -82,6 +82,6 @@ impl Plugin for Whoami {
             return Status::rcode(SERVFAIL);
         }
         req.finalize_reply();
-        Status::rcode(NOERROR)
+        Status::written()
     }
 }

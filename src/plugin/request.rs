@@ -121,6 +121,12 @@ impl<'a> Request<'a> {
         self.finalized = true;
     }
 
+    /// Empties the reply so another plugin can write one (it will be finalized again).
+    pub fn clear_reply(&mut self) {
+        self.reply.clear();
+        self.finalized = false;
+    }
+
     /// Whether [`Request::finalize_reply`] ran since the reply was last written.
     pub const fn is_finalized(&self) -> bool {
         self.finalized

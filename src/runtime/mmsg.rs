@@ -87,7 +87,8 @@ impl Mmsg {
         for i in 0..got {
             let slot = &mut batch.slots[i];
             slot.len = (self.hdrs[i].msg_len as usize).min(slot.buf.len());
-            slot.truncated = self.hdrs[i].msg_hdr.msg_flags & libc::MSG_TRUNC != 0 || slot.len > super::batch::MAX_QUERY;
+            slot.truncated = self.hdrs[i].msg_hdr.msg_flags & libc::MSG_TRUNC != 0
+                || slot.len > super::batch::MAX_QUERY;
             match to_socket_addr(&self.addrs[i]) {
                 Some(peer) => slot.peer = peer,
                 // A family we do not serve: drop the datagram (an empty packet is dropped).

@@ -25,8 +25,9 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use stop::Stop;
 
-/// How long a graceful stop waits for deferred queries to finish.
-const DRAIN: Duration = Duration::from_secs(5);
+/// How long a graceful stop waits for deferred queries to finish: longer than forward's
+/// 5 s limit per query, so none is cut off.
+const DRAIN: Duration = Duration::from_secs(6);
 
 /// How often each core looks at the process-wide stop flag.
 const STOP_POLL: Duration = Duration::from_millis(50);

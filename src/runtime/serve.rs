@@ -254,9 +254,14 @@ async fn serve_refresh<H: Handler>(core: &CoreServer<H>, r: &Refresh) {
         Route::Chain { query, block, zone } => (query, block, zone),
     };
     let block = &core.blocks[bi];
-    let mut req = Request::new(query, r.client, l.local, r.proto, zone, &l.name, &mut reply, true);
+    let mut req = Request::new(
+        query, r.client, l.local, r.proto, zone, &l.name, &mut reply, true,
+    );
     req.set_refresh();
-    if let Err(payload) = AssertUnwindSafe(block.chain.serve(&mut req)).catch_unwind().await {
+    if let Err(payload) = AssertUnwindSafe(block.chain.serve(&mut req))
+        .catch_unwind()
+        .await
+    {
         log_panic(&l.name, payload.as_ref(), block.stacktrace);
     }
 }

@@ -26,7 +26,12 @@ impl Stop {
     /// Gives the signal and wakes every waiter.
     pub fn trigger(&self) {
         self.set.set(true);
-        let wakers: Vec<Waker> = self.waiters.borrow_mut().iter_mut().filter_map(Option::take).collect();
+        let wakers: Vec<Waker> = self
+            .waiters
+            .borrow_mut()
+            .iter_mut()
+            .filter_map(Option::take)
+            .collect();
         for w in wakers {
             w.wake();
         }
@@ -39,7 +44,10 @@ impl Stop {
 
     /// Completes once the signal is given.
     pub fn wait(&self) -> StopWait<'_> {
-        StopWait { stop: self, slot: None }
+        StopWait {
+            stop: self,
+            slot: None,
+        }
     }
 
     /// Number of registered waiters (for tests).

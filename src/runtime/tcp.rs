@@ -8,11 +8,14 @@ use super::stop::Stop;
 use crate::plugin::{Handler, Proto};
 use futures_lite::{AsyncReadExt, AsyncWriteExt};
 use glommio::net::{TcpListener, TcpStream};
-use glommio::sync::RwLock;
+use glommio::sync::{RwLock, Semaphore};
 use std::cell::Cell;
 use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, IntoRawFd};
 use std::rc::Rc;
 use std::time::Duration;
+
+/// Queries of one connection that may wait (as tasks) at once.
+const MAX_DEFERRED_PER_CONNECTION: u64 = 64;
 
 /// TCP limits of a listener.
 #[derive(Debug, Clone, Copy)]
@@ -139,6 +142,7 @@ async fn connection<H: Handler + 'static>(
     let mut reply = Vec::with_capacity(4096);
     let mut out = Vec::with_capacity(4096);
     let mut first = true;
+    let waiting = Rc::new(Semaphore::new(MAX_DEFERRED_PER_CONNECTION));
     loop {
         let wait = if first { limits.read } else { limits.idle };
         let _ = stream.set_read_timeout(Some(wait));
@@ -167,9 +171,15 @@ async fn connection<H: Handler + 'static>(
             }
             Verdict::Drop => {}
             Verdict::Defer(note) => {
+                // Bound what one client can have waiting: past the limit, stop reading its
+                // queries until one finishes.
+                let Ok(permit) = waiting.acquire_static_permit(1).await else {
+                    return;
+                };
                 let packet = query[..n].to_vec();
                 let writer = writer.clone();
                 spawn_deferred(core.clone(), move |core| async move {
+                    let _permit = permit;
                     let (mut reply, mut out) = (Vec::new(), Vec::new());
                     let l = &core.listeners[li];
                     if serve_deferred(&core, l, &packet, client, Proto::Tcp, note, &mut reply).await

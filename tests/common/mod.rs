@@ -2,6 +2,8 @@
 //! with a Corefile written by the test, and speak DNS to it over real UDP and TCP sockets.
 #![allow(dead_code)]
 
+pub mod authority;
+
 use hickory_proto::op::Message;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream, UdpSocket};
