@@ -453,3 +453,58 @@ fn serving_with_log_allocates_nothing() {
     core.after_batch();
     serve_cases_without_allocating(&core, LOG_ITERATIONS, || core.after_batch());
 }
+
+/// erratic answers behind the cache: the first query of each kind is a miss (stored), every
+/// later one a hit.
+const WITH_CACHE: &str = "\
+.:53 {
+    cache
+    erratic {
+        drop 0
+    }
+}
+";
+
+#[test]
+fn a_cache_hit_allocates_nothing() {
+    let core = core_for(WITH_CACHE);
+    let l = &core.listeners[0];
+    let mut reply = Vec::with_capacity(REPLY_CAPACITY);
+    let client = v4();
+    let queries = [
+        common::query(0x1111, "hit.example.org.", 1),
+        common::query_full(0x2222, "Hit.Example.Org.", 1, 1, EDNS),
+        common::query(0x3333, "other.example.net.", 28),
+    ];
+    // Misses: the replies are stored.
+    for q in &queries {
+        let v = serve_inline(&core, l, q, false, client, Proto::Udp, &mut reply);
+        assert_eq!(v, Verdict::Send);
+    }
+    let mut total = 0;
+    for _ in 0..ITERATIONS {
+        for q in &queries {
+            let (v, n) = counted(|| {
+                serve_inline(
+                    &core,
+                    l,
+                    black_box(q),
+                    false,
+                    client,
+                    Proto::Udp,
+                    &mut reply,
+                )
+            });
+            assert_eq!(v, Verdict::Send);
+            assert_eq!(&reply[..2], &q[..2], "the query's ID");
+            assert_eq!(reply[2] & 0x04, 0, "AA cleared on hits");
+            total += n;
+        }
+    }
+    assert_eq!(
+        total,
+        0,
+        "cache hits allocated {total} times in {} queries",
+        ITERATIONS * 3
+    );
+}

@@ -1,0 +1,278 @@
+//! One cached reply: which replies may be stored (CoreDNS's rules), how long, the wire bytes
+//! with the offsets of their TTL fields, and writing a hit back out without allocating.
+
+use super::config::CacheConfig;
+use crate::wire::rcode::{NOERROR, NOTIMP, NXDOMAIN, SERVFAIL};
+use crate::wire::rtype::{AXFR, IXFR, NS, OPT, SOA};
+use crate::wire::{Query, Section, records};
+use std::time::{Duration, Instant};
+
+/// Which of the two caches an entry lives in, and how its lifetime was decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// NOERROR with an answer, a referral, or an empty NOERROR without SOA.
+    Success,
+    /// NXDOMAIN or NODATA with an SOA (RFC 2308).
+    Denial,
+    /// SERVFAIL or NOTIMP, kept for the `servfail` duration.
+    ServFail,
+}
+
+/// Why a reply is not stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Skip {
+    /// Not cacheable by the rules (TC, REFUSED, transfers, no SOA on a denial, …).
+    Rule,
+    /// The reply's question is not the query's: counted as a drop.
+    Mismatch,
+}
+
+/// A stored reply.
+pub struct Entry {
+    /// Lower-case query name (wire), type, class and the DO/CD bits: checked on every hit so
+    /// that a hash collision can never serve another name's answer.
+    pub name: Box<[u8]>,
+    /// Query type.
+    pub qtype: u16,
+    /// Query class.
+    pub qclass: u16,
+    /// DO (bit 0) and CD (bit 1) of the query.
+    pub bits: u8,
+    /// The reply without its OPT; TTL fields hold each record's clamped TTL at store time.
+    pub bytes: Box<[u8]>,
+    /// Where the TTL fields are in `bytes`.
+    pub ttl_offsets: Box<[u16]>,
+    /// When it was stored.
+    pub stored: Instant,
+    /// How long it is fresh.
+    pub duration: Duration,
+    /// Which cache.
+    pub kind: Kind,
+    /// Hits in the current prefetch window.
+    pub hits: u32,
+    /// Last hit, for the prefetch window.
+    pub last_hit: Instant,
+    /// A background refresh is running for it.
+    pub refreshing: bool,
+    /// No new refresh before this (serve_stale recheck after a failed one).
+    pub retry_after: Option<Instant>,
+}
+
+impl Entry {
+    /// Bytes this entry holds, for the byte budget.
+    pub fn size(&self) -> usize {
+        self.bytes.len()
+            + self.ttl_offsets.len() * 2
+            + self.name.len()
+            + std::mem::size_of::<Entry>()
+    }
+
+    /// Whether the entry is for this query (after the hash matched).
+    pub fn is_for(&self, name_lower: &[u8], qtype: u16, qclass: u16, bits: u8) -> bool {
+        self.qtype == qtype
+            && self.qclass == qclass
+            && self.bits == bits
+            && *self.name == *name_lower
+    }
+
+    /// Seconds since it was stored (whole seconds, as TTLs count).
+    pub fn age(&self, now: Instant) -> Duration {
+        now.saturating_duration_since(self.stored)
+    }
+}
+
+/// The DO/CD bits of a query as the key sees them.
+pub fn key_bits(q: &Query<'_>) -> u8 {
+    u8::from(q.do_bit()) | (u8::from(q.cd()) << 1)
+}
+
+fn clamp(ttl: u32, min: Duration, max: Duration) -> u32 {
+    let (min, max) = (min.as_secs() as u32, max.as_secs().max(1) as u32);
+    ttl.clamp(min.min(max), max)
+}
+
+fn get_u32(b: &[u8], off: usize) -> u32 {
+    u32::from_be_bytes([b[off], b[off + 1], b[off + 2], b[off + 3]])
+}
+
+fn set_u32(b: &mut [u8], off: usize, v: u32) {
+    b[off..off + 4].copy_from_slice(&v.to_be_bytes());
+}
+
+/// The reply repeats the question: the name without regard to case, type and class exactly.
+pub fn question_matches(reply: &[u8], question: &[u8]) -> bool {
+    let n = question.len();
+    n >= 4
+        && reply.len() >= 12 + n
+        && reply[12..12 + n - 4].eq_ignore_ascii_case(&question[..n - 4])
+        && reply[12 + n - 4..12 + n] == question[n - 4..]
+}
+
+fn under_any(name: &crate::wire::Name<'_>, zones: &[Vec<u8>]) -> bool {
+    zones.iter().any(|z| name.is_subdomain_of(z))
+}
+
+/// Decides whether `reply` (the answer to `q` the rest of the chain wrote) can be stored;
+/// if so clamps its TTLs in place (so the client sees what later hits will show) and
+/// returns the entry.
+pub fn build(
+    reply: &mut [u8],
+    q: &Query<'_>,
+    name_lower: &[u8],
+    cfg: &CacheConfig,
+    disable_success: &[Vec<u8>],
+    disable_denial: &[Vec<u8>],
+    now: Instant,
+) -> Result<Entry, Skip> {
+    if reply.len() < 12 || reply[2] & 0x02 != 0 || (reply[2] >> 3) & 0x0f != 0 {
+        return Err(Skip::Rule);
+    }
+    let qtype = q.qtype();
+    if qtype == AXFR || qtype == IXFR {
+        return Err(Skip::Rule);
+    }
+    let question = q.question_bytes();
+    if reply[4..6] != [0, 1] || !question_matches(reply, question) {
+        return Err(Skip::Mismatch);
+    }
+    let rcode = reply[3] & 0x0f;
+    let (mut answers, mut matching, mut ns, mut soa_neg) = (0, false, 0, None::<u32>);
+    let mut min_ttl = u32::MAX;
+    let mut opt: Option<std::ops::Range<usize>> = None;
+    let mut ttl_offsets: Vec<usize> = Vec::new();
+    let mut soa_offsets: Vec<usize> = Vec::new();
+    let walk = records(reply).map_err(|_| Skip::Rule)?;
+    for rr in walk {
+        let rr = rr.map_err(|_| Skip::Rule)?;
+        if rr.rtype == OPT {
+            if reply[rr.ttl_offset] != 0 {
+                return Err(Skip::Rule); // an extended rcode: not cacheable
+            }
+            opt = Some(rr.range.clone());
+            continue;
+        }
+        let ttl = get_u32(reply, rr.ttl_offset);
+        min_ttl = min_ttl.min(ttl);
+        ttl_offsets.push(rr.ttl_offset);
+        match rr.section {
+            Section::Answer => {
+                answers += 1;
+                matching |= rr.rtype == qtype;
+            }
+            Section::Authority if rr.rtype == SOA => {
+                // RFC 2308: the negative TTL is the smaller of the SOA's TTL and MINIMUM.
+                let rd = &reply[rr.rdata.clone()];
+                let minimum = if rd.len() >= 4 {
+                    get_u32(rd, rd.len() - 4)
+                } else {
+                    ttl
+                };
+                soa_neg = Some(soa_neg.unwrap_or(u32::MAX).min(ttl.min(minimum)));
+                soa_offsets.push(rr.ttl_offset);
+            }
+            Section::Authority if rr.rtype == NS => ns += 1,
+            _ => {}
+        }
+    }
+    if let Some(o) = &opt {
+        if o.end != reply.len() {
+            return Err(Skip::Rule); // OPT not last: removing it would move records
+        }
+    }
+    let name = q.qname();
+    let (kind, duration_secs) = match rcode {
+        NOERROR if answers > 0 && matching => (
+            Kind::Success,
+            clamp(min_ttl, cfg.success.min_ttl, cfg.success.max_ttl),
+        ),
+        NOERROR if soa_neg.is_some() => (
+            Kind::Denial,
+            clamp(soa_neg.unwrap_or(0), cfg.denial.min_ttl, cfg.denial.max_ttl),
+        ),
+        NOERROR if answers > 0 => return Err(Skip::Rule),
+        // Referrals and empty NOERROR replies: CoreDNS keeps them for the minimum TTL.
+        NOERROR => {
+            let _ = ns;
+            (Kind::Success, cfg.success.min_ttl.as_secs() as u32)
+        }
+        NXDOMAIN if soa_neg.is_some() => (
+            Kind::Denial,
+            clamp(soa_neg.unwrap_or(0), cfg.denial.min_ttl, cfg.denial.max_ttl),
+        ),
+        SERVFAIL | NOTIMP if !cfg.servfail.is_zero() => {
+            (Kind::ServFail, cfg.servfail.as_secs().max(1) as u32)
+        }
+        _ => return Err(Skip::Rule),
+    };
+    if duration_secs == 0
+        || (kind == Kind::Success && under_any(&name, disable_success))
+        || (kind == Kind::Denial && under_any(&name, disable_denial))
+    {
+        return Err(Skip::Rule);
+    }
+    // Each record keeps its own TTL, clamped into the cache's range; a denial's SOA carries
+    // the negative TTL.
+    let (lo, hi) = match kind {
+        Kind::Success => (cfg.success.min_ttl, cfg.success.max_ttl),
+        _ => (cfg.denial.min_ttl, cfg.denial.max_ttl),
+    };
+    for &off in &ttl_offsets {
+        let t = if kind == Kind::ServFail || (kind == Kind::Denial && soa_offsets.contains(&off)) {
+            duration_secs
+        } else {
+            clamp(get_u32(reply, off), lo, hi).max(duration_secs)
+        };
+        set_u32(reply, off, t);
+    }
+    let end = opt.as_ref().map_or(reply.len(), |o| o.start);
+    let mut bytes = reply[..end].to_vec();
+    if opt.is_some() {
+        let ar = u16::from_be_bytes([bytes[10], bytes[11]]).saturating_sub(1);
+        bytes[10..12].copy_from_slice(&ar.to_be_bytes());
+    }
+    Ok(Entry {
+        name: name_lower.into(),
+        qtype,
+        qclass: q.qclass(),
+        bits: key_bits(q),
+        bytes: bytes.into_boxed_slice(),
+        ttl_offsets: ttl_offsets.iter().map(|&o| o as u16).collect(),
+        stored: now,
+        duration: Duration::from_secs(u64::from(duration_secs)),
+        kind,
+        hits: 0,
+        last_hit: now,
+        refreshing: false,
+        retry_after: None,
+    })
+}
+
+/// Writes the cached reply for `q` into `out`: the query's ID and question (its exact case),
+/// RD and CD from the query, AA cleared (a cache is not the authority), AD only for clients
+/// that asked with DO or AD, and each TTL from `ttl` (stored TTL → served TTL).
+pub fn write_hit(e: &Entry, q: &Query<'_>, out: &mut Vec<u8>, ttl: impl Fn(u32) -> u32) {
+    out.clear();
+    out.extend_from_slice(&e.bytes);
+    out[0..2].copy_from_slice(&q.id().to_be_bytes());
+    let qflags = q.flags();
+    let stored = u16::from_be_bytes([out[2], out[3]]);
+    let ad_ok = q.do_bit() || q.ad();
+    let mut f = (stored & 0x8000)
+        | (qflags & 0x7800)
+        | (stored & 0x0200)
+        | (qflags & 0x0100)
+        | (stored & 0x0080);
+    if ad_ok {
+        f |= stored & 0x0020;
+    }
+    f |= qflags & 0x0010;
+    f |= stored & 0x000f;
+    out[2..4].copy_from_slice(&f.to_be_bytes());
+    let question = q.question_bytes();
+    out[12..12 + question.len()].copy_from_slice(question);
+    for &off in e.ttl_offsets.iter() {
+        let off = usize::from(off);
+        let t = ttl(get_u32(out, off));
+        set_u32(out, off, t);
+    }
+}

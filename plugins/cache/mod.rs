@@ -1,0 +1,395 @@
+//! cache: a per-core packet cache in front of the rest of the chain, as CoreDNS's cache
+//! (reference §3.2) but kept as wire bytes: a hit copies the stored reply into the send
+//! buffer and patches ID, question case and TTLs in place, allocating nothing.
+
+mod config;
+mod counters;
+mod entry;
+mod setup;
+mod store;
+
+pub use config::{CacheConfig, Capacity, Prefetch, ServeStale, StaleMode};
+pub use counters::CacheCounters;
+
+use crate::corefile::{Dispenser, Error};
+use crate::plugin::{
+    BlockSetup, CoreInfo, Handler, Plugin, Request, Status, client_write, next_or_failure,
+};
+use crate::wire::rcode::{NOERROR, NXDOMAIN, SERVFAIL};
+use crate::wire::{MAX_NAME_LEN, name_to_wire};
+use entry::{Entry, Kind, Skip};
+use std::cell::RefCell;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// The configuration with its zones in wire form, shared by all cores.
+pub struct Shared {
+    cfg: CacheConfig,
+    zones: Vec<Vec<u8>>,
+    disable_success: Vec<Vec<u8>>,
+    disable_denial: Vec<Vec<u8>>,
+}
+
+/// One core's cache.
+pub struct Cache {
+    shared: Arc<Shared>,
+    positive: RefCell<store::Cache>,
+    negative: RefCell<store::Cache>,
+    /// This core's counters.
+    pub counters: Arc<CacheCounters>,
+}
+
+/// Which of the two caches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Which {
+    Positive,
+    Negative,
+}
+
+/// What a lookup found.
+enum Look {
+    Fresh(Which),
+    Stale(Which),
+    Miss,
+}
+
+fn wires(names: &[String]) -> Result<Vec<Vec<u8>>, String> {
+    names
+        .iter()
+        .map(|z| name_to_wire(z).map_err(|e| format!("invalid zone {z}: {e}")))
+        .collect()
+}
+
+impl Plugin for Cache {
+    const NAME: &'static str = "cache";
+    type Config = Shared;
+
+    fn setup(d: &mut Dispenser<'_>, block: &mut BlockSetup) -> Result<Shared, Error> {
+        let cfg = setup::parse(d, block)?;
+        let err = |m: String| d.err(&format!("plugin/cache: {m}"));
+        Ok(Shared {
+            zones: wires(&cfg.zones).map_err(err)?,
+            disable_success: wires(&cfg.disable_success).map_err(err)?,
+            disable_denial: wires(&cfg.disable_denial).map_err(err)?,
+            cfg,
+        })
+    }
+
+    fn build(shared: &Arc<Shared>, _core: &CoreInfo) -> Option<Self> {
+        let c = &shared.cfg;
+        Some(Cache {
+            positive: RefCell::new(store::Cache::new(c.success.entries, c.max_bytes)),
+            negative: RefCell::new(store::Cache::new(c.denial.entries, c.max_bytes)),
+            shared: shared.clone(),
+            counters: Arc::new(CacheCounters::default()),
+        })
+    }
+
+    async fn serve<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> Status {
+        let name = req.query.qname();
+        if !self.shared.zones.iter().any(|z| name.is_subdomain_of(z)) {
+            return next_or_failure(Self::NAME, next, req).await;
+        }
+        let mut lower = [0u8; MAX_NAME_LEN];
+        let lower = name.lowercase_wire(&mut lower);
+        let bits = entry::key_bits(&req.query);
+        let (qtype, qclass) = (req.query.qtype(), req.query.qclass());
+        let key = store::key(lower, qtype, qclass, bits);
+        if req.is_refresh() {
+            return self.refresh(req, next, key, lower).await;
+        }
+        let now = Instant::now();
+        match self.look(key, lower, qtype, qclass, bits, now) {
+            Look::Fresh(which) => {
+                self.counters.requests.inc();
+                self.hit(req, which, key, now, false)
+            }
+            Look::Stale(which) => {
+                let stale = self
+                    .shared
+                    .cfg
+                    .serve_stale
+                    .clone()
+                    .unwrap_or_else(unreachable_stale);
+                if stale.mode == StaleMode::Immediate {
+                    self.counters.requests.inc();
+                    return self.hit(req, which, key, now, true);
+                }
+                if !req.can_wait() {
+                    return req.defer();
+                }
+                self.counters.requests.inc();
+                self.verify(req, next, which, key, lower, &stale).await
+            }
+            Look::Miss => {
+                let status = next_or_failure(Self::NAME, next, req).await;
+                if status.is_deferred() {
+                    return status;
+                }
+                self.counters.requests.inc();
+                self.counters.misses.inc();
+                if client_write(status.rcode) && !req.reply.is_empty() {
+                    self.store(req, key, lower);
+                }
+                status
+            }
+        }
+    }
+}
+
+/// `Look::Stale` is only produced when serve_stale is configured.
+fn unreachable_stale() -> ServeStale {
+    ServeStale {
+        max_stale: Duration::ZERO,
+        mode: StaleMode::Immediate,
+        verify_timeout: Duration::ZERO,
+        response_ttl: 0,
+        recheck: Duration::ZERO,
+    }
+}
+
+impl Cache {
+    fn cache(&self, w: Which) -> &RefCell<store::Cache> {
+        match w {
+            Which::Positive => &self.positive,
+            Which::Negative => &self.negative,
+        }
+    }
+
+    /// Finds the entry to answer from: the negative cache first, then the positive one (a
+    /// cached SERVFAIL never hides a positive answer; with `prefer_positive` a positive
+    /// answer wins over any denial), fresh before stale.
+    fn look(
+        &self,
+        key: u64,
+        lower: &[u8],
+        qtype: u16,
+        qclass: u16,
+        bits: u8,
+        now: Instant,
+    ) -> Look {
+        let stale_for = self
+            .shared
+            .cfg
+            .serve_stale
+            .as_ref()
+            .map_or(Duration::ZERO, |s| s.max_stale);
+        let state = |w: Which| -> Option<(bool, Kind)> {
+            let mut c = self.cache(w).borrow_mut();
+            let e = c.get_mut(key)?;
+            if !e.is_for(lower, qtype, qclass, bits) {
+                return None;
+            }
+            let age = e.age(now);
+            if age < e.duration {
+                return Some((true, e.kind));
+            }
+            // Stale entries live on only while serve_stale may still serve them; a SERVFAIL
+            // is never served stale.
+            if e.kind != Kind::ServFail && age < e.duration + stale_for {
+                return Some((false, e.kind));
+            }
+            c.remove(key);
+            None
+        };
+        let pos = state(Which::Positive);
+        let neg = state(Which::Negative);
+        if self.shared.cfg.prefer_positive {
+            if let Some((fresh, _)) = pos {
+                return if fresh {
+                    Look::Fresh(Which::Positive)
+                } else {
+                    Look::Stale(Which::Positive)
+                };
+            }
+        }
+        match (neg, pos) {
+            (Some((true, Kind::ServFail)), Some((true, _))) => Look::Fresh(Which::Positive),
+            (Some((true, _)), _) => Look::Fresh(Which::Negative),
+            (_, Some((true, _))) => Look::Fresh(Which::Positive),
+            (_, Some((false, _))) => Look::Stale(Which::Positive),
+            (Some((false, _)), _) => Look::Stale(Which::Negative),
+            _ => Look::Miss,
+        }
+    }
+
+    /// Answers from an entry: fresh TTLs count down from when it was stored (or stay with
+    /// `keepttl`); stale answers carry the serve_stale response TTL. Starts a prefetch or a
+    /// stale refresh when one is due.
+    fn hit(
+        &self,
+        req: &mut Request<'_>,
+        which: Which,
+        key: u64,
+        now: Instant,
+        stale: bool,
+    ) -> Status {
+        let cfg = &self.shared.cfg;
+        let mut c = self.cache(which).borrow_mut();
+        let Some(e) = c.get_mut(key) else {
+            return Status::rcode(SERVFAIL);
+        };
+        let age = e.age(now).as_secs() as u32;
+        if stale {
+            let ttl = cfg.serve_stale.as_ref().map_or(0, |s| s.response_ttl);
+            entry::write_hit(e, &req.query, req.reply, |_| ttl);
+            self.counters.served_stale.inc();
+            if !e.refreshing && e.retry_after.is_none_or(|t| now >= t) {
+                e.refreshing = true;
+                req.request_refresh();
+            }
+        } else {
+            let keep = cfg.keepttl;
+            entry::write_hit(e, &req.query, req.reply, |t| {
+                if keep { t } else { t.saturating_sub(age) }
+            });
+            if let Some(p) = &cfg.prefetch {
+                if now.saturating_duration_since(e.last_hit) >= p.window {
+                    e.hits = 0;
+                }
+                e.hits += 1;
+                e.last_hit = now;
+                let left = e.duration.saturating_sub(e.age(now));
+                let threshold = e.duration.mul_f64(f64::from(p.percentage) / 100.0);
+                if e.hits >= p.amount && left <= threshold && !e.refreshing {
+                    e.refreshing = true;
+                    self.counters.prefetches.inc();
+                    req.request_refresh();
+                }
+            }
+        }
+        match which {
+            Which::Positive => self.counters.hits_success.inc(),
+            Which::Negative => self.counters.hits_denial.inc(),
+        }
+        drop(c);
+        req.finalize_reply();
+        Status::written()
+    }
+
+    /// serve_stale verify: ask the rest of the chain first (bounded by the verify timeout);
+    /// use its answer when it is a good one, else serve the stale entry.
+    async fn verify<N: Handler>(
+        &self,
+        req: &mut Request<'_>,
+        next: &N,
+        which: Which,
+        key: u64,
+        lower: &[u8],
+        stale: &ServeStale,
+    ) -> Status {
+        let now = Instant::now();
+        let recheck_wait = self
+            .cache(which)
+            .borrow_mut()
+            .get_mut(key)
+            .is_some_and(|e| e.retry_after.is_some_and(|t| now < t));
+        if !recheck_wait {
+            let asked = if stale.verify_timeout.is_zero() {
+                Some(next_or_failure(Self::NAME, next, req).await)
+            } else {
+                glommio::timer::timeout(stale.verify_timeout, async {
+                    Ok(next_or_failure(Self::NAME, next, req).await)
+                })
+                .await
+                .ok()
+            };
+            match asked {
+                Some(status) if client_write(status.rcode) && good_refresh(req.reply) => {
+                    self.store(req, key, lower);
+                    return status;
+                }
+                Some(_) => {
+                    if let Some(e) = self.cache(which).borrow_mut().get_mut(key) {
+                        e.retry_after = Some(Instant::now() + stale.recheck);
+                    }
+                }
+                // Timed out: answer stale now and let a background refresh finish the job.
+                None => req.request_refresh(),
+            }
+        }
+        self.hit(req, which, key, Instant::now(), true)
+    }
+
+    /// The server's background refresh: no lookup, ask the rest of the chain, store.
+    async fn refresh<N: Handler>(
+        &self,
+        req: &mut Request<'_>,
+        next: &N,
+        key: u64,
+        lower: &[u8],
+    ) -> Status {
+        let status = next_or_failure(Self::NAME, next, req).await;
+        let stored =
+            client_write(status.rcode) && good_refresh(req.reply) && self.store(req, key, lower);
+        if !stored {
+            let recheck = self
+                .shared
+                .cfg
+                .serve_stale
+                .as_ref()
+                .map_or(Duration::ZERO, |s| s.recheck);
+            for w in [Which::Positive, Which::Negative] {
+                if let Some(e) = self.cache(w).borrow_mut().get_mut(key) {
+                    e.refreshing = false;
+                    e.retry_after = Some(Instant::now() + recheck);
+                }
+            }
+        }
+        status
+    }
+
+    /// Stores the reply in `req.reply` if the rules allow; true when stored.
+    fn store(&self, req: &mut Request<'_>, key: u64, lower: &[u8]) -> bool {
+        let s = &*self.shared;
+        let now = Instant::now();
+        let e = match entry::build(
+            req.reply,
+            &req.query,
+            lower,
+            &s.cfg,
+            &s.disable_success,
+            &s.disable_denial,
+            now,
+        ) {
+            Ok(e) => e,
+            Err(Skip::Mismatch) => {
+                self.counters.drops.inc();
+                return false;
+            }
+            Err(Skip::Rule) => return false,
+        };
+        let which = match e.kind {
+            Kind::Success => Which::Positive,
+            Kind::Denial | Kind::ServFail => Which::Negative,
+        };
+        let stale_for = s
+            .cfg
+            .serve_stale
+            .as_ref()
+            .map_or(Duration::ZERO, |x| x.max_stale);
+        let dead = |old: &Entry| old.age(now) >= old.duration + stale_for;
+        let mut e = e;
+        let mut c = self.cache(which).borrow_mut();
+        if let Some(old) = c.get_mut(key) {
+            e.hits = old.hits; // a prefetched entry keeps its popularity
+        }
+        let ev = c.insert(key, e, dead);
+        self.counters.evictions.add(ev.entries);
+        let (n, bytes) = (c.len() as u64, c.bytes() as u64);
+        drop(c);
+        let (entries, held) = match which {
+            Which::Positive => (&self.counters.entries_success, &self.counters.bytes_success),
+            Which::Negative => (&self.counters.entries_denial, &self.counters.bytes_denial),
+        };
+        entries.set(n);
+        held.set(bytes);
+        true
+    }
+}
+
+/// A refresh result good enough to replace a stale entry: a NOERROR or NXDOMAIN reply,
+/// not truncated.
+fn good_refresh(reply: &[u8]) -> bool {
+    reply.len() >= 12 && reply[2] & 0x02 == 0 && matches!(reply[3] & 0x0f, NOERROR | NXDOMAIN)
+}

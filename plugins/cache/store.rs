@@ -1,0 +1,126 @@
+//! One core's two caches (positive and negative), each an LRU map bounded in entries and in
+//! bytes, keyed by a hash of the lower-cased name, type, class and DO/CD bits. No lock: the
+//! core owns it.
+
+use super::entry::Entry;
+use hashlink::LruCache;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// The key is already a hash: the map uses it as is.
+#[derive(Default)]
+pub struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8) | u64::from(b);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
+type Map = LruCache<u64, Entry, BuildHasherDefault<KeyHasher>>;
+
+/// FNV-1a over the DO/CD bits, type, class and lower-cased name: the cache key.
+pub fn key(name_lower: &[u8], qtype: u16, qclass: u16, bits: u8) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut eat = |b: u8| {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    };
+    eat(bits);
+    for b in qtype.to_be_bytes().into_iter().chain(qclass.to_be_bytes()) {
+        eat(b);
+    }
+    for &b in name_lower {
+        eat(b);
+    }
+    h
+}
+
+/// One bounded LRU cache.
+pub struct Cache {
+    map: Map,
+    bytes: usize,
+    max_entries: usize,
+    max_bytes: usize,
+}
+
+/// What an insert pushed out.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Evicted {
+    /// Entries removed to make room.
+    pub entries: u64,
+}
+
+impl Cache {
+    /// An empty cache of at most `max_entries` entries and `max_bytes` bytes.
+    pub fn new(max_entries: usize, max_bytes: usize) -> Self {
+        Cache {
+            map: LruCache::with_hasher(max_entries.max(1), BuildHasherDefault::default()),
+            bytes: 0,
+            max_entries: max_entries.max(1),
+            max_bytes,
+        }
+    }
+
+    /// The entry for `key`, marked most recently used.
+    pub fn get_mut(&mut self, key: u64) -> Option<&mut Entry> {
+        self.map.get_mut(&key)
+    }
+
+    /// Removes an entry.
+    pub fn remove(&mut self, key: u64) {
+        if let Some(e) = self.map.remove(&key) {
+            self.bytes -= e.size();
+        }
+    }
+
+    /// Stores an entry, replacing one with the same key, evicting the least recently used
+    /// ones while over a bound. `expired` says whether the oldest entry is past any use, so
+    /// that it is reclaimed first whatever the bounds.
+    pub fn insert(&mut self, key: u64, e: Entry, expired: impl Fn(&Entry) -> bool) -> Evicted {
+        let mut ev = Evicted::default();
+        self.remove(key);
+        // Reclaim a dead entry at the cold end on every insert: expired entries do not wait
+        // for the bounds to be reached.
+        if let Some((&k, old)) = self.map.iter().next() {
+            if expired(old) {
+                self.remove(k);
+            }
+        }
+        let size = e.size();
+        while !self.map.is_empty()
+            && (self.map.len() >= self.max_entries
+                || (self.max_bytes > 0 && self.bytes + size > self.max_bytes))
+        {
+            if let Some((_, old)) = self.map.remove_lru() {
+                self.bytes -= old.size();
+                ev.entries += 1;
+            }
+        }
+        if self.max_bytes > 0 && size > self.max_bytes {
+            return ev;
+        }
+        self.bytes += size;
+        self.map.insert(key, e);
+        ev
+    }
+
+    /// Entries held.
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    /// Bytes held.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+}
