@@ -239,8 +239,12 @@ EOF
 
 # ringdns-fwd: ringdns's forward plugin to the NSD upstream. Skipped until the binary has it.
 srv_ringdns_fwd_check() {
+  local plugins
   ringdns_ok ringdns-fwd || return 1
-  if ! "$RINGDNS_BIN" -plugins 2>/dev/null | grep -qx '[[:space:]]*dns\.forward'; then
+  # read the whole list first: `| grep -q` may exit before ringdns has written the rest, and
+  # the SIGPIPE fails the pipeline under pipefail
+  plugins=$("$RINGDNS_BIN" -plugins 2>/dev/null) || plugins=
+  if ! grep -qx '[[:space:]]*dns\.forward' <<<"$plugins"; then
     echo "ringdns has no forward plugin yet ('ringdns -plugins' lacks dns.forward): skipping ringdns-fwd" >&2
     return 1
   fi
