@@ -12,6 +12,7 @@ mod resolvconf;
 mod setup;
 mod split;
 mod tls;
+mod udpmux;
 mod upstream;
 
 pub use config::{ForwardConfig, HealthCheck, Policy, TlsSettings, Upstream, UpstreamProto};
@@ -161,7 +162,7 @@ impl Plugin for Forward {
                     .upstreams
                     .iter()
                     .cloned()
-                    .map(UpstreamCore::new)
+                    .map(|u| UpstreamCore::new(u, r.cfg.source_address))
                     .collect(),
                 rr: Cell::new(core.index),
                 counters: Arc::new(RuleCounters::default()),
@@ -343,16 +344,11 @@ async fn forward_one(inner: &Rc<Inner>, ri: usize, req: &mut Request<'_>) -> Don
         let mut ask = upstream::Ask {
             query: &mut query,
             question,
-            limit: req.query.udp_reply_size(),
             deadline: (t0 + cfg.read_timeout).min(deadline),
         };
         let result = loop {
             let r = match via {
-                Via::Udp => {
-                    let id = rng.u16(..);
-                    ask.query[0..2].copy_from_slice(&id.to_be_bytes());
-                    up.udp_exchange(cfg, &ask, id, req.reply).await
-                }
+                Via::Udp => up.udp_exchange(&mut ask, &mut rng, req.reply).await,
                 Via::Tcp => {
                     up.stream_exchange(cfg, None, &mut ask, &mut rng, req.reply)
                         .await
@@ -363,7 +359,6 @@ async fn forward_one(inner: &Rc<Inner>, ri: usize, req: &mut Request<'_>) -> Don
                 }
             };
             match r {
-                Err(ExchangeError::Overflow) if via == Via::Udp => via = Via::Tcp,
                 Ok(()) if via == Via::Udp && cfg.prefer_udp && req.reply[2] & 0x02 != 0 => {
                     via = Via::Tcp
                 }

@@ -5,11 +5,11 @@ use super::config::{ForwardConfig, Upstream};
 use super::conn::{Conn, ConnError};
 use super::counters::UpstreamCounters;
 use super::dial;
+use super::udpmux::{self, UdpMux};
 use futures_rustls::client::TlsStream;
-use glommio::net::{TcpStream, UdpSocket};
+use glommio::net::TcpStream;
 use glommio::sync::Semaphore;
 use std::cell::RefCell;
-use std::collections::VecDeque;
 use std::io;
 use std::os::fd::AsRawFd;
 use std::rc::Rc;
@@ -18,9 +18,6 @@ use std::time::{Duration, Instant};
 
 /// How long a new TCP or TLS connection may take to open.
 const DIAL_TIMEOUT: Duration = Duration::from_secs(2);
-
-/// The smallest UDP receive buffer; a reply that fills the buffer is asked again over TCP.
-const UDP_BUFFER: usize = 4096;
 
 /// The transport of one exchange.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,8 +51,6 @@ pub enum ExchangeError {
     /// A problem of this host, not of the upstream (out of file descriptors, no such local
     /// address): it says nothing about the upstream's health.
     Local(io::Error),
-    /// A UDP reply may have been cut by the buffer: ask again over TCP.
-    Overflow,
     /// The upstream answered with this error rcode and no question (it could not parse the
     /// query); not relayed, not a health failure.
     Rejected(u8),
@@ -90,7 +85,6 @@ impl std::fmt::Display for ExchangeError {
         match self {
             ExchangeError::Timeout => write!(f, "i/o timeout"),
             ExchangeError::Net(e) | ExchangeError::Local(e) => write!(f, "{e}"),
-            ExchangeError::Overflow => write!(f, "reply larger than the UDP buffer"),
             ExchangeError::Rejected(rc) => write!(
                 f,
                 "upstream answered {} without a question",
@@ -110,23 +104,27 @@ fn rejected(reply: &[u8], id: u16) -> Option<u8> {
         .then_some(reply[3] & 0x0f)
 }
 
-struct IdleUdp {
-    sock: UdpSocket,
-    born: Instant,
-    last: Instant,
-}
-
 /// An upstream's per-core state.
 pub struct UpstreamCore {
     /// Where and how.
     pub up: Upstream,
-    udp: RefCell<VecDeque<IdleUdp>>,
+    udp: UdpMux,
     tcp: RefCell<Vec<Rc<Conn<TcpStream>>>>,
     tls: RefCell<Vec<Rc<Conn<TlsStream<TcpStream>>>>>,
     tcp_gate: Semaphore,
     tls_gate: Semaphore,
     /// This core's counters for it.
     pub counters: Arc<UpstreamCounters>,
+}
+
+/// The reply repeats the question: the name without regard to case, type and class exactly.
+pub fn question_matches(reply: &[u8], question: &[u8]) -> bool {
+    let n = question.len();
+    n >= 4
+        && reply.len() >= 12 + n
+        && reply[4..6] == [0, 1]
+        && reply[12..12 + n - 4].eq_ignore_ascii_case(&question[..n - 4])
+        && reply[12 + n - 4..12 + n] == question[n - 4..]
 }
 
 /// True when `reply` is a response to `query` under `id`: QR set, same ID, one question
@@ -144,10 +142,10 @@ pub fn reply_matches(reply: &[u8], id: u16, question: &[u8]) -> bool {
 
 impl UpstreamCore {
     /// Empty pools for `up`.
-    pub fn new(up: Upstream) -> Self {
+    pub fn new(up: Upstream, source: Option<std::net::IpAddr>) -> Self {
         UpstreamCore {
+            udp: UdpMux::new(up.addr, source),
             up,
-            udp: RefCell::new(VecDeque::new()),
             tcp: RefCell::new(Vec::new()),
             tls: RefCell::new(Vec::new()),
             tcp_gate: Semaphore::new(1),
@@ -159,16 +157,13 @@ impl UpstreamCore {
     /// Closes what has been idle longer than `expire` or lived longer than `max_age`.
     pub fn prune(&self, cfg: &ForwardConfig) {
         let now = Instant::now();
-        self.udp.borrow_mut().retain(|s| {
-            now.duration_since(s.last) < cfg.expire
-                && (cfg.max_age.is_zero() || now.duration_since(s.born) < cfg.max_age)
-        });
-        let mismatched: u64 = self
-            .tcp
-            .borrow()
-            .iter()
-            .map(|c| c.take_mismatched())
-            .sum::<u64>()
+        let mismatched: u64 = self.udp.maintain(cfg.expire.max(Duration::from_secs(1)))
+            + self
+                .tcp
+                .borrow()
+                .iter()
+                .map(|c| c.take_mismatched())
+                .sum::<u64>()
             + self
                 .tls
                 .borrow()
@@ -180,86 +175,35 @@ impl UpstreamCore {
         take_stale(&self.tls, now, cfg);
     }
 
-    fn take_udp(&self, cfg: &ForwardConfig) -> Option<IdleUdp> {
-        let now = Instant::now();
-        let mut idle = self.udp.borrow_mut();
-        while let Some(s) = idle.pop_front() {
-            if now.duration_since(s.last) < cfg.expire
-                && (cfg.max_age.is_zero() || now.duration_since(s.born) < cfg.max_age)
-            {
-                return Some(s);
-            }
-        }
-        None
-    }
-
-    fn give_udp(&self, s: IdleUdp, cfg: &ForwardConfig) {
-        let mut idle = self.udp.borrow_mut();
-        if cfg.max_idle_conns == 0 || idle.len() < cfg.max_idle_conns {
-            idle.push_back(s);
-        }
-    }
-
-    /// Asks over UDP before `deadline`: `query` already carries `id`; the reply lands in
-    /// `reply`. Replies from elsewhere, with another ID or another question are dropped
-    /// (and counted) and the wait goes on.
+    /// Asks over UDP before `deadline` on one of the upstream's shared sockets; the reply
+    /// lands in `reply`. Replies with another ID never reach this query; one with our ID but
+    /// another question is dropped (and counted) and the wait goes on.
     pub async fn udp_exchange(
         &self,
-        cfg: &ForwardConfig,
-        ask: &Ask<'_>,
-        id: u16,
+        ask: &mut Ask<'_>,
+        rng: &mut fastrand::Rng,
         reply: &mut Vec<u8>,
     ) -> Result<(), ExchangeError> {
-        let s = match self.take_udp(cfg) {
-            Some(s) => {
-                self.counters.conn_cache_hits[0].inc();
-                s
-            }
-            None => {
-                self.counters.conn_cache_misses[0].inc();
-                let now = Instant::now();
-                IdleUdp {
-                    sock: dial::udp(self.up.addr, cfg.source_address)
-                        .map_err(ExchangeError::from_io)?,
-                    born: now,
-                    last: now,
+        let (fresh, outcome) = self
+            .udp
+            .exchange(ask.query, ask.question, rng, ask.deadline)
+            .await;
+        if fresh {
+            self.counters.conn_cache_misses[0].inc();
+        } else {
+            self.counters.conn_cache_hits[0].inc();
+        }
+        match outcome {
+            udpmux::Outcome::Reply(r) => {
+                let id = u16::from_be_bytes([ask.query[0], ask.query[1]]);
+                if let Some(rc) = rejected(&r, id) {
+                    return Err(ExchangeError::Rejected(rc));
                 }
+                *reply = r;
+                Ok(())
             }
-        };
-        s.sock
-            .send(ask.query)
-            .await
-            .map_err(|e| ExchangeError::from_io(e.into()))?;
-        let size = ask.limit.clamp(UDP_BUFFER, 65_535);
-        loop {
-            let left = ask.deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return Err(ExchangeError::Timeout);
-            }
-            let _ = s.sock.set_read_timeout(Some(left));
-            reply.clear();
-            reply.resize(size, 0);
-            let n = match s.sock.recv(&mut reply[..]).await {
-                Ok(n) => n,
-                // The socket is dropped (closed) with the error: a late reply cannot reach
-                // a later query.
-                Err(e) => return Err(ExchangeError::from_io(e.into())),
-            };
-            reply.truncate(n);
-            if let Some(rc) = rejected(reply, id) {
-                return Err(ExchangeError::Rejected(rc));
-            }
-            if !reply_matches(reply, id, ask.question) {
-                self.counters.mismatched.inc();
-                continue;
-            }
-            let mut s = s;
-            s.last = Instant::now();
-            self.give_udp(s, cfg);
-            if n >= size {
-                return Err(ExchangeError::Overflow);
-            }
-            return Ok(());
+            udpmux::Outcome::Failed(e) => Err(ExchangeError::from_io(e)),
+            udpmux::Outcome::Timeout => Err(ExchangeError::Timeout),
         }
     }
 
@@ -397,8 +341,6 @@ pub struct Ask<'a> {
     pub query: &'a mut [u8],
     /// The question entry (name, type, class) replies must repeat.
     pub question: &'a [u8],
-    /// The client's UDP size (the UDP receive buffer is at least this).
-    pub limit: usize,
     /// When this attempt must be over.
     pub deadline: Instant,
 }

@@ -1,0 +1,287 @@
+//! UDP to one upstream from one core: a few connected sockets on random source ports, each
+//! shared by many queries at once. A reader task per socket drains replies with
+//! non-blocking reads and hands each to the query waiting for its ID, so a busy socket costs
+//! one read per reply and one wait per burst instead of a wait per query. Sockets are
+//! replaced after `expire`, so source ports keep changing.
+
+use glommio::net::UdpSocket;
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::future::Future;
+use std::io::{self, Read, Write};
+use std::net::{IpAddr, SocketAddr};
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll, Waker};
+use std::time::{Duration, Instant};
+
+/// Sockets per upstream per core.
+const SOCKETS: usize = 4;
+
+/// Where a waiting query's reply (or its socket's error) lands, with the question a reply
+/// must repeat to be accepted.
+#[derive(Default)]
+struct Slot {
+    question: Vec<u8>,
+    reply: RefCell<Option<Result<Vec<u8>, io::ErrorKind>>>,
+    waker: RefCell<Option<Waker>>,
+}
+
+impl Slot {
+    fn deliver(&self, r: Result<Vec<u8>, io::ErrorKind>) {
+        *self.reply.borrow_mut() = Some(r);
+        if let Some(w) = self.waker.borrow_mut().take() {
+            w.wake();
+        }
+    }
+}
+
+struct SlotWait<'a>(&'a Slot);
+
+impl Future for SlotWait<'_> {
+    type Output = Result<Vec<u8>, io::ErrorKind>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        if let Some(r) = self.0.reply.borrow_mut().take() {
+            return Poll::Ready(r);
+        }
+        *self.0.waker.borrow_mut() = Some(cx.waker().clone());
+        Poll::Pending
+    }
+}
+
+/// A reply to the query whose question is `question`: QR set, and either that question or
+/// none with an error rcode.
+fn ours(reply: &[u8], question: &[u8]) -> bool {
+    reply[2] & 0x80 != 0
+        && ((reply[4..6] == [0, 0] && reply[3] & 0x0f != 0)
+            || super::upstream::question_matches(reply, question))
+}
+
+/// One shared socket.
+struct Shared {
+    sock: UdpSocket,
+    pending: RefCell<HashMap<u16, Rc<Slot>>>,
+    born: Instant,
+    retired: Cell<bool>,
+    mismatched: Cell<u64>,
+}
+
+impl Shared {
+    fn raw(&self) -> socket2_04::SockRef<'_> {
+        socket2_04::SockRef::from(&self.sock)
+    }
+
+    /// Drains and dispatches until the socket is empty, then waits for more.
+    async fn read_loop(self: Rc<Self>) {
+        let mut buf = vec![0u8; 65_535];
+        loop {
+            loop {
+                match (&*self.raw()).read(&mut buf) {
+                    // A retired socket was shut down: its last query is done.
+                    Ok(0) if self.retired.get() => return,
+                    Ok(n) => self.dispatch(&buf[..n]),
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    // An ICMP error (port unreachable, …) for this connected socket: every
+                    // query waiting on it learns it now instead of timing out.
+                    Err(e) => self.fail_all(e.kind()),
+                }
+            }
+            if self.retired.get() && self.pending.borrow().is_empty() {
+                break;
+            }
+            // peek_from, not peek: glommio submits its wait at once (peek's would wait for the
+            // next flush of the ring).
+            let mut one = [0u8; 1];
+            if let Err(e) = self.sock.peek_from(&mut one).await {
+                let e: io::Error = e.into();
+                if e.kind() != io::ErrorKind::Interrupted {
+                    self.fail_all(e.kind());
+                    if self.retired.get() {
+                        break;
+                    }
+                }
+            }
+        }
+    }
+
+    fn dispatch(&self, reply: &[u8]) {
+        if reply.len() < 12 {
+            self.mismatched.set(self.mismatched.get() + 1);
+            return;
+        }
+        let id = u16::from_be_bytes([reply[0], reply[1]]);
+        let mut pending = self.pending.borrow_mut();
+        // Our ID and our question (or an error rcode with no question: the upstream could
+        // not parse the query); anything else is dropped and the query keeps waiting.
+        let slot = match pending.get(&id) {
+            Some(s) if ours(reply, &s.question) => pending.remove(&id),
+            _ => None,
+        };
+        drop(pending);
+        match slot {
+            Some(s) => s.deliver(Ok(reply.to_vec())),
+            None => self.mismatched.set(self.mismatched.get() + 1),
+        }
+    }
+
+    fn fail_all(&self, kind: io::ErrorKind) {
+        let waiting: Vec<Rc<Slot>> = self.pending.borrow_mut().drain().map(|(_, s)| s).collect();
+        for s in waiting {
+            s.deliver(Err(kind));
+        }
+    }
+
+    /// Closes a retired socket once nothing waits on it: the reader wakes and ends.
+    fn close_if_done(&self) {
+        if self.retired.get() && self.pending.borrow().is_empty() {
+            let _ = self.raw().shutdown(std::net::Shutdown::Read);
+        }
+    }
+
+    fn free_id(&self, rng: &mut fastrand::Rng) -> Option<u16> {
+        let pending = self.pending.borrow();
+        (0..64)
+            .map(|_| rng.u16(..))
+            .find(|id| !pending.contains_key(id))
+    }
+}
+
+/// The sockets of one upstream on one core.
+pub struct UdpMux {
+    addr: SocketAddr,
+    source: Option<IpAddr>,
+    socks: RefCell<Vec<Rc<Shared>>>,
+    next: Cell<usize>,
+}
+
+/// What one UDP exchange came to.
+pub enum Outcome {
+    /// The reply with our ID (the caller checks its question).
+    Reply(Vec<u8>),
+    /// The socket reported an error (e.g. connection refused).
+    Failed(io::Error),
+    /// Nothing before the deadline.
+    Timeout,
+}
+
+impl UdpMux {
+    /// No sockets yet: they open with the first queries.
+    pub fn new(addr: SocketAddr, source: Option<IpAddr>) -> Self {
+        UdpMux {
+            addr,
+            source,
+            socks: RefCell::new(Vec::new()),
+            next: Cell::new(0),
+        }
+    }
+
+    /// A live socket, opening one while there are fewer than [`SOCKETS`]; true when it is
+    /// a new one (for the connection-cache counters).
+    fn pick(&self) -> io::Result<(Rc<Shared>, bool)> {
+        let mut socks = self.socks.borrow_mut();
+        socks.retain(|s| !s.retired.get());
+        if socks.len() < SOCKETS {
+            let sock = super::dial::udp(self.addr, self.source)?;
+            let s = Rc::new(Shared {
+                sock,
+                pending: RefCell::new(HashMap::new()),
+                born: Instant::now(),
+                retired: Cell::new(false),
+                mismatched: Cell::new(0),
+            });
+            glommio::spawn_local(s.clone().read_loop()).detach();
+            socks.push(s.clone());
+            return Ok((s, true));
+        }
+        let i = self.next.get() % socks.len();
+        self.next.set(i + 1);
+        Ok((socks[i].clone(), false))
+    }
+
+    /// Sends `query` (its ID is set here) and waits until `deadline` for the reply with
+    /// that ID and `question`; others are counted and the wait goes on. Returns whether a
+    /// new socket was opened, and the outcome.
+    pub async fn exchange(
+        &self,
+        query: &mut [u8],
+        question: &[u8],
+        rng: &mut fastrand::Rng,
+        deadline: Instant,
+    ) -> (bool, Outcome) {
+        let (s, fresh) = match self.pick() {
+            Ok(p) => p,
+            Err(e) => return (true, Outcome::Failed(e)),
+        };
+        let outcome = Self::ask(&s, query, question, rng, deadline).await;
+        s.close_if_done();
+        (fresh, outcome)
+    }
+
+    async fn ask(
+        s: &Shared,
+        query: &mut [u8],
+        question: &[u8],
+        rng: &mut fastrand::Rng,
+        deadline: Instant,
+    ) -> Outcome {
+        let Some(id) = s.free_id(rng) else {
+            return Outcome::Failed(io::Error::other("no free query ID on the upstream socket"));
+        };
+        query[0..2].copy_from_slice(&id.to_be_bytes());
+        let slot = Rc::new(Slot {
+            question: question.to_vec(),
+            ..Slot::default()
+        });
+        s.pending.borrow_mut().insert(id, slot.clone());
+        let sent = match (&*s.raw()).write(query) {
+            Ok(_) => Ok(()),
+            // The send buffer is full: let glommio wait for room.
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => s
+                .sock
+                .send(query)
+                .await
+                .map(|_| ())
+                .map_err(io::Error::from),
+            Err(e) => Err(e),
+        };
+        if let Err(e) = sent {
+            s.pending.borrow_mut().remove(&id);
+            return Outcome::Failed(e);
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        match glommio::timer::timeout(left, async { Ok(SlotWait(&slot).await) }).await {
+            Ok(Ok(reply)) => Outcome::Reply(reply),
+            Ok(Err(kind)) => Outcome::Failed(io::Error::from(kind)),
+            Err(_) => {
+                s.pending.borrow_mut().remove(&id);
+                Outcome::Timeout
+            }
+        }
+    }
+
+    /// Retires sockets older than `rotate` (they close once their last reply is in) and
+    /// returns the replies that matched no query since the last call.
+    pub fn maintain(&self, rotate: Duration) -> u64 {
+        let now = Instant::now();
+        let mut mismatched = 0;
+        for s in self.socks.borrow().iter() {
+            mismatched += s.mismatched.replace(0);
+            if now.duration_since(s.born) >= rotate {
+                s.retired.set(true);
+                s.close_if_done();
+            }
+        }
+        mismatched
+    }
+}
+
+impl Drop for UdpMux {
+    fn drop(&mut self) {
+        for s in self.socks.borrow().iter() {
+            s.retired.set(true);
+            let _ = s.raw().shutdown(std::net::Shutdown::Read);
+        }
+    }
+}
