@@ -175,6 +175,92 @@ impl DatagramBackend for Mmsg {
     }
 }
 
+/// sendmmsg for replies that arrive one by one (deferred queries): its own headers, so it
+/// can share the socket with the receive loop.
+pub struct Sender {
+    hdrs: Vec<libc::mmsghdr>,
+    iovs: Vec<libc::iovec>,
+    addrs: Vec<libc::sockaddr_storage>,
+}
+
+impl Sender {
+    /// Headers for batches of up to `size` replies.
+    pub fn new(size: usize) -> Self {
+        // SAFETY: all-zero bytes are valid for these plain C structs.
+        let zero_hdr: libc::mmsghdr = unsafe { MaybeUninit::zeroed().assume_init() };
+        // SAFETY: as above.
+        let zero_addr: libc::sockaddr_storage = unsafe { MaybeUninit::zeroed().assume_init() };
+        Sender {
+            hdrs: vec![zero_hdr; size],
+            iovs: vec![
+                libc::iovec {
+                    iov_base: std::ptr::null_mut(),
+                    iov_len: 0
+                };
+                size
+            ],
+            addrs: vec![zero_addr; size],
+        }
+    }
+
+    /// Sends every reply (at most the batch size); what the kernel cannot take now is
+    /// handed to glommio, which waits for room.
+    pub async fn send(
+        &mut self,
+        sock: &UdpSocket,
+        msgs: &[(Vec<u8>, SocketAddr)],
+    ) -> io::Result<()> {
+        let count = msgs.len().min(self.hdrs.len());
+        for (k, (reply, to)) in msgs.iter().take(count).enumerate() {
+            self.iovs[k] = libc::iovec {
+                iov_base: reply.as_ptr() as *mut libc::c_void,
+                iov_len: reply.len(),
+            };
+            let len = from_socket_addr(to, &mut self.addrs[k]);
+            let h = &mut self.hdrs[k].msg_hdr;
+            h.msg_name = (&mut self.addrs[k] as *mut libc::sockaddr_storage).cast();
+            h.msg_namelen = len;
+            h.msg_iov = self.iovs.as_mut_ptr().wrapping_add(k);
+            h.msg_iovlen = 1;
+            h.msg_control = std::ptr::null_mut();
+            h.msg_controllen = 0;
+            h.msg_flags = 0;
+        }
+        let mut done = 0;
+        while done < count {
+            // SAFETY: headers [done, count) point at replies owned by `msgs` and addresses in
+            // `self`, all alive for the call; sendmmsg only reads the buffers.
+            let sent = unsafe {
+                libc::sendmmsg(
+                    sock.as_raw_fd(),
+                    self.hdrs.as_mut_ptr().add(done),
+                    (count - done) as libc::c_uint,
+                    libc::MSG_DONTWAIT,
+                )
+            };
+            if sent > 0 {
+                done += sent as usize;
+                continue;
+            }
+            let e = io::Error::last_os_error();
+            match e.kind() {
+                io::ErrorKind::Interrupted => {}
+                io::ErrorKind::WouldBlock => {
+                    for (reply, to) in &msgs[done..count] {
+                        super::replies::send_now(sock, reply, *to).await;
+                    }
+                    return Ok(());
+                }
+                _ => {
+                    super::udp::note_send_error(&e);
+                    done += 1;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Converts a kernel address to a std one; `None` for families we do not serve.
 fn to_socket_addr(s: &libc::sockaddr_storage) -> Option<SocketAddr> {
     match s.ss_family as libc::c_int {

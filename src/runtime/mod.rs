@@ -5,6 +5,7 @@ mod backend;
 mod batch;
 pub mod core;
 mod mmsg;
+mod replies;
 pub mod router;
 pub mod serve;
 mod sockets;
@@ -27,7 +28,7 @@ use stop::Stop;
 
 /// How long a graceful stop waits for deferred queries to finish: longer than forward's
 /// 5 s limit per query, so none is cut off.
-const DRAIN: Duration = Duration::from_secs(6);
+pub(crate) const DRAIN: Duration = Duration::from_secs(6);
 
 /// How often each core looks at the process-wide stop flag.
 const STOP_POLL: Duration = Duration::from_millis(50);

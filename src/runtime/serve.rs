@@ -220,12 +220,13 @@ pub async fn serve_deferred<H: Handler>(
     let block = &core.blocks[bi];
     let mut req = Request::new(query, client, l.local, proto, zone, &l.name, reply, true);
     req.set_deferred_note(note);
+    // The chain's future is large (every plugin's state, nested): boxed, the task that
+    // carries this one stays small, and spawning it copies a pointer instead of kilobytes.
+    let chain = Box::pin(block.chain.serve(&mut req));
     let status = if block.debug {
-        Ok(block.chain.serve(&mut req).await)
+        Ok(chain.await)
     } else {
-        AssertUnwindSafe(block.chain.serve(&mut req))
-            .catch_unwind()
-            .await
+        AssertUnwindSafe(chain).catch_unwind().await
     };
     match status {
         Ok(s) if s.is_deferred() => {

@@ -4,6 +4,7 @@
 use super::backend::{Backend, DatagramBackend};
 use super::batch::Batch;
 use super::core::CoreServer;
+use super::replies::{self, ReplyQueue};
 use super::serve::{Verdict, serve_deferred, serve_inline, spawn_deferred, spawn_refreshes};
 use super::stop::Stop;
 use crate::plugin::{Handler, Proto};
@@ -37,6 +38,8 @@ pub async fn run<H: Handler + 'static>(
     stop: Rc<Stop>,
 ) {
     let mut batch = Batch::new(batch_size);
+    let queue = Rc::new(ReplyQueue::default());
+    let sender = glommio::spawn_local(replies::sender(queue.clone(), sock.clone()));
     loop {
         let received =
             futures_lite::future::or(async { Some(backend.recv(&mut batch).await) }, async {
@@ -70,7 +73,7 @@ pub async fn run<H: Handler + 'static>(
                 Verdict::Defer(note) => {
                     let packet = packet.to_vec();
                     let peer = slot.peer;
-                    let sock = sock.clone();
+                    let queue = queue.clone();
                     spawn_deferred(core.clone(), move |core| async move {
                         let mut reply = Vec::new();
                         let l = &core.listeners[li];
@@ -78,9 +81,7 @@ pub async fn run<H: Handler + 'static>(
                             .await
                             == Verdict::Send
                         {
-                            if let Err(e) = sock.send_to(&reply, peer).await {
-                                note_send_error(&io::Error::from(e));
-                            }
+                            queue.push(reply, peer);
                         }
                     });
                     false
@@ -94,4 +95,12 @@ pub async fn run<H: Handler + 'static>(
             break;
         }
     }
+    // Deferred queries still running push their replies after this: wait for them, then
+    // let the sender finish.
+    let t0 = std::time::Instant::now();
+    while core.inflight.get() > 0 && t0.elapsed() < super::DRAIN {
+        glommio::timer::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    queue.close();
+    sender.await;
 }
