@@ -66,6 +66,13 @@ cpu_ticks() {
   awk '{ print $12 + $13 }' <<<"${stat##*) }"
 }
 
+# softirq_ticks CPU: softirq time of that CPU so far (/proc/stat "cpuN", 7th value), in ticks.
+# Packet work the kernel does in softirq (with IRQ time accounting, as here) is not in any
+# process's utime+stime; on loopback it mostly lands on the CPU of the process that sent.
+softirq_ticks() {
+  awk -v c="cpu$1" '$1 == c { print $8; exit }' /proc/stat
+}
+
 # tree_cpu_ticks PID...: cpu_ticks summed over the given PIDs (those still alive).
 tree_cpu_ticks() {
   local p t sum=0

@@ -131,10 +131,11 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# Query files. whoami: QUERIES names, looped by dnsperf -l. forward: FWD_NAMES names of the
-# zone in random order, each once; the first FWD_WARM_NAMES go to the warm-ups, the rest to the
-# measured runs, and dnsperf reads each file at most once (-n 1), so no name repeats within a
-# run, warm-up included; a run that uses up its file ends early and says so.
+# Query files. whoami: QUERIES names, looped by dnsperf -l. forward: FWD_NAMES distinct names
+# (the zone's hN, then hN answered by its wildcard) in random order; the first FWD_WARM_NAMES
+# go to the warm-ups, the rest to the measured runs, and a forwarder's dnsperf reads its file
+# at most once (-n 1), so no name repeats within a run, warm-up included; a run that uses up
+# its file ends early and says so.
 QFILE=$WORK/queries.txt WFILE=$WORK/queries.txt
 PASSES=()
 if [[ $WORKLOAD == forward ]]; then
@@ -183,9 +184,9 @@ if [[ $WORKLOAD == forward ]]; then
 fi
 
 # measure NAME PORT ROUND -> one TSV line on stdout:
-#   round name qps avg_ms p50_ms p99_ms max_ms lost cpu% us/q up_us/q
+#   round name qps avg_ms p50_ms p99_ms max_ms lost cpu% us/q up_us/q si_us/q
 measure() {
-  local name=$1 port=$2 round=$3 fn=srv_${1//-/_} pid out t0 t1 u0 u1 completed rc=0 expect='' lat
+  local name=$1 port=$2 round=$3 fn=srv_${1//-/_} pid out t0 t1 u0 u1 s0 s1 completed rc=0 expect='' lat
   local -a passes=()
   local -a SRV_CMD=()
   if [[ -n $UPSTREAM_PID ]] && ! kill -0 "$UPSTREAM_PID" 2>/dev/null; then
@@ -220,6 +221,7 @@ measure() {
   out=$WORK/dnsperf.$name.$round.txt
   t0=$(cpu_ticks "$pid")
   u0=$(tree_cpu_ticks "${UPSTREAM_TREE[@]}")
+  s0=$(softirq_ticks "$SERVER_CPU")
   "${perf[@]}" -d "$QFILE" -l "$DURATION" >"$out" 2>&1 &
   DNSPERF_PID=$!
   wait "$DNSPERF_PID" || rc=$?
@@ -232,6 +234,7 @@ measure() {
   fi
   t1=$(cpu_ticks "$pid")
   u1=$(tree_cpu_ticks "${UPSTREAM_TREE[@]}")
+  s1=$(softirq_ticks "$SERVER_CPU")
   stop_all
   completed=$(dnsperf_field "$out" "Queries completed")
   if ((rc != 0)) || [[ -z $completed ]] || ((completed == 0)); then
@@ -249,17 +252,17 @@ measure() {
   grep -q 'Testing complete (end of file)' "$out" &&
     note "$name used up the $MEASURED_NAMES names before ${DURATION}s (raise FWD_NAMES); its figures cover a shorter run"
   awk -v r="$round" -v n="$name" -v c="$completed" -v d=$((t1 - t0)) -v hz="$CLK_TCK" \
-    -v up="${UPSTREAM_PID:+$((u1 - u0))}" -v lat="$lat" \
+    -v up="${UPSTREAM_PID:+$((u1 - u0))}" -v si=$((s1 - s0)) -v lat="$lat" \
     -v qps="$(dnsperf_field "$out" "Queries per second")" \
     -v avg="$(dnsperf_field "$out" "Average Latency (s)")" \
     -v max="$(awk '/Average Latency/ { for (i = 1; i < NF; i++) if ($i == "max") { print $(i + 1) + 0; exit } }' "$out")" \
     -v lost="$(dnsperf_field "$out" "Queries lost")" \
     -v rt="$(dnsperf_field "$out" "Run time (s)")" \
     'BEGIN { s = d / hz; split(lat, l, " ")
-             printf "%d\t%s\t%.0f\t%.3f\t%s\t%s\t%.3f\t%d\t%.0f\t%.2f\t%s\n",
+             printf "%d\t%s\t%.0f\t%.3f\t%s\t%s\t%.3f\t%d\t%.0f\t%.2f\t%s\t%.2f\n",
                r, n, qps, avg * 1000, l[1], l[2], max * 1000, lost,
                (rt > 0 ? 100 * s / rt : 0), s * 1e6 / c,
-               (up == "" ? "-" : sprintf("%.2f", up / hz * 1e6 / c)) }'
+               (up == "" ? "-" : sprintf("%.2f", up / hz * 1e6 / c)), si / hz * 1e6 / c }'
 }
 
 # ---- header ---------------------------------------------------------------------------------
@@ -272,10 +275,11 @@ else
   echo "# $QUERIES names, looped"
 fi
 echo "# us/q = server user+sys CPU time / answered queries; ratio = us/q / echo's us/q in the same round"
-echo "# latencies in ms (p50/p99 need LATENCY=1: dnsperf -v)${UPSTREAM_PID:+; up_us/q = CPU time of the NSD upstream / answered queries (not counted)}"
-HDR='%-5s %-16s %8s %7s %7s %7s %7s %5s %5s %6s %7s %6s\n'
+echo "# si_us/q = softirq time on the server's CPU / answered queries (not in us/q)${UPSTREAM_PID:+; up_us/q = CPU time of the NSD upstream / answered queries (not counted)}"
+echo "# latencies in ms (p50/p99 need LATENCY=1: dnsperf -v)"
+HDR='%-5s %-16s %8s %7s %7s %7s %7s %5s %5s %6s %7s %7s %6s\n'
 # shellcheck disable=SC2059 # HDR is the format
-printf "$HDR" round server qps avg p50 p99 max lost cpu% us/q up_us/q ratio
+printf "$HDR" round server qps avg p50 p99 max lost cpu% us/q up_us/q si_us/q ratio
 
 ROWS=$WORK/rows.tsv
 : >"$ROWS"
@@ -290,7 +294,7 @@ for ((round = 1; round <= RUNS; round++)); do
     END { for (i = 1; i <= NR; i++) { split(row[i], f, "\t")
             print row[i], (e > 0 ? sprintf("%.2f", f[10] / e) : "-") } }' "$WORK/round.tsv" |
     tee -a "$ROWS" |
-    awk -F'\t' -v fmt="$HDR" '{ printf fmt, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 }'
+    awk -F'\t' -v fmt="$HDR" '{ printf fmt, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13 }'
 done
 
 # ---- summary: medians per server ------------------------------------------------------------
@@ -302,7 +306,7 @@ median() {
 col() { awk -F'\t' -v n="$1" -v c="$2" '$2 == n { print $c }' "$ROWS" | median "$3"; }
 echo "# median over rounds (lost: total)"
 # shellcheck disable=SC2059
-printf "$HDR" "#" server qps avg p50 p99 max lost cpu% us/q up_us/q ratio
+printf "$HDR" "#" server qps avg p50 p99 max lost cpu% us/q up_us/q si_us/q ratio
 for name in "${NAMES[@]}"; do
   if ! awk -F'\t' -v n="$name" '$2 == n { found = 1 } END { exit !found }' "$ROWS"; then
     echo "#     $name: no successful run"
@@ -312,5 +316,6 @@ for name in "${NAMES[@]}"; do
   printf "$HDR" "#" "$name" "$(col "$name" 3 %.0f)" "$(col "$name" 4 %.3f)" "$(col "$name" 5 %.3f)" \
     "$(col "$name" 6 %.3f)" "$(col "$name" 7 %.3f)" \
     "$(awk -F'\t' -v n="$name" '$2 == n { s += $8 } END { print s + 0 }' "$ROWS")" \
-    "$(col "$name" 9 %.0f)" "$(col "$name" 10 %.2f)" "$(col "$name" 11 %.2f)" "$(col "$name" 12 %.2f)"
+    "$(col "$name" 9 %.0f)" "$(col "$name" 10 %.2f)" "$(col "$name" 11 %.2f)" "$(col "$name" 12 %.2f)" \
+    "$(col "$name" 13 %.2f)"
 done
