@@ -162,7 +162,7 @@ impl Drop for ExitGuard {
 async fn core_main(
     config: Arc<Config>,
     info: CoreInfo,
-    socks: Vec<sockets::ListenerSockets>,
+    socks: Vec<(usize, sockets::ListenerSockets)>,
     stop_flag: Arc<AtomicBool>,
     started: Arc<AtomicUsize>,
 ) {
@@ -179,7 +179,7 @@ async fn core_main(
         .detach();
     }
     let mut tasks = Vec::new();
-    for (li, s) in socks.into_iter().enumerate() {
+    for (li, s) in socks {
         // SAFETY: the fd comes from a socket2 socket we own and give up here; glommio's
         // socket becomes its only owner.
         let udp = Rc::new(unsafe {

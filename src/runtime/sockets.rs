@@ -41,8 +41,9 @@ fn new_socket(addr: SocketAddr, ty: Type, proto: Protocol) -> io::Result<Socket>
     sock.set_reuse_address(true)?;
     sock.set_reuse_port(true)?;
     if addr.is_ipv6() {
-        // The wildcard serves IPv4 too (dual-stack), as Go's ":53" does.
-        sock.set_only_v6(!addr.ip().is_unspecified())?;
+        // The IPv4 wildcard has its own socket: an IPv6 one would serve IPv4 clients through
+        // mapped addresses, a slower path in the kernel.
+        sock.set_only_v6(true)?;
     }
     sock.set_nonblocking(true)?;
     Ok(sock)
@@ -67,17 +68,7 @@ pub fn tcp(addr: SocketAddr, t: &Tuning) -> io::Result<Socket> {
     Ok(sock)
 }
 
-/// The IPv6 wildcard, or the IPv4 one when the host has no IPv6.
-pub fn wildcard_fallback(addr: SocketAddr, err: &io::Error) -> Option<SocketAddr> {
-    let v6_missing = matches!(
-        err.raw_os_error(),
-        Some(libc::EAFNOSUPPORT | libc::EADDRNOTAVAIL)
-    );
-    (addr.ip() == IpAddr::from([0u16; 8]) && v6_missing)
-        .then(|| SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), addr.port()))
-}
-
-/// One listener's sockets for one core.
+/// One pair of sockets (UDP and TCP) of a listener on one core.
 pub struct ListenerSockets {
     /// The UDP socket.
     pub udp: Socket,
@@ -85,36 +76,51 @@ pub struct ListenerSockets {
     pub tcp: Socket,
 }
 
-/// Opens the sockets of every listener for `cores` cores; `sockets[core][listener]`.
+/// The addresses a listener binds: itself, or for the wildcard both the IPv4 and the IPv6
+/// wildcard (as Go's ":53" serves both).
+fn bind_addrs(addr: SocketAddr) -> Vec<SocketAddr> {
+    if addr.ip() == IpAddr::from([0u16; 8]) {
+        vec![
+            SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), addr.port()),
+            addr,
+        ]
+    } else {
+        vec![addr]
+    }
+}
+
+/// Opens the sockets of every listener for `cores` cores: `sockets[core]` lists
+/// (listener index, sockets) pairs, two for a wildcard listener (IPv4 and IPv6), one for the
+/// IPv6 wildcard's half when the host has no IPv6.
 pub fn open_all(
     addrs: &[SocketAddr],
     cores: usize,
     t: &Tuning,
-) -> Result<Vec<Vec<ListenerSockets>>, String> {
-    let mut out: Vec<Vec<ListenerSockets>> = (0..cores).map(|_| Vec::new()).collect();
-    for &addr0 in addrs {
-        let mut addr = addr0;
-        for core in out.iter_mut() {
-            let pair = (|| -> io::Result<ListenerSockets> {
-                Ok(ListenerSockets {
-                    udp: udp(addr, t)?,
-                    tcp: tcp(addr, t)?,
-                })
-            })();
-            let pair = match pair {
-                Ok(p) => p,
-                Err(e) => match wildcard_fallback(addr, &e) {
-                    Some(v4) => {
-                        addr = v4;
-                        ListenerSockets {
-                            udp: udp(addr, t).map_err(|e| format!("listen udp {addr}: {e}"))?,
-                            tcp: tcp(addr, t).map_err(|e| format!("listen tcp {addr}: {e}"))?,
-                        }
-                    }
-                    None => return Err(format!("listen {addr}: {e}")),
-                },
-            };
-            core.push(pair);
+) -> Result<Vec<Vec<(usize, ListenerSockets)>>, String> {
+    let mut out: Vec<Vec<(usize, ListenerSockets)>> = (0..cores).map(|_| Vec::new()).collect();
+    for (li, &listener) in addrs.iter().enumerate() {
+        let wildcard = listener.ip().is_unspecified();
+        for addr in bind_addrs(listener) {
+            for core in out.iter_mut() {
+                let pair = udp(addr, t).and_then(|u| {
+                    Ok(ListenerSockets {
+                        udp: u,
+                        tcp: tcp(addr, t)?,
+                    })
+                });
+                match pair {
+                    Ok(p) => core.push((li, p)),
+                    // No IPv6 on this host: the IPv4 wildcard alone serves.
+                    Err(e)
+                        if wildcard
+                            && addr.is_ipv6()
+                            && matches!(
+                                e.raw_os_error(),
+                                Some(libc::EAFNOSUPPORT | libc::EADDRNOTAVAIL)
+                            ) => {}
+                    Err(e) => return Err(format!("listen {addr}: {e}")),
+                }
+            }
         }
     }
     Ok(out)
