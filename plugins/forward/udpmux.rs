@@ -18,11 +18,20 @@ use std::time::{Duration, Instant};
 /// Sockets per upstream per core.
 const SOCKETS: usize = 4;
 
+/// How often waiting queries are checked for their deadline while any wait; read
+/// timeouts are therefore precise to this much.
+const SWEEP: Duration = Duration::from_millis(10);
+
+/// How often an idle mux looks whether queries wait again.
+const SWEEP_IDLE: Duration = Duration::from_millis(100);
+
 /// Where a waiting query's reply (or its socket's error) lands, with the question a reply
 /// must repeat to be accepted.
 #[derive(Default)]
 struct Slot {
     question: Vec<u8>,
+    /// When the sweeper gives up on it (one per-core sweep instead of a timer per query).
+    deadline: Cell<Option<Instant>>,
     reply: RefCell<Option<Result<Vec<u8>, io::ErrorKind>>>,
     waker: RefCell<Option<Waker>>,
 }
@@ -126,6 +135,22 @@ impl Shared {
         }
     }
 
+    /// Fails the queries whose deadline has passed; true when queries still wait.
+    fn expire(&self, now: Instant) -> bool {
+        let mut late: Vec<Rc<Slot>> = Vec::new();
+        self.pending.borrow_mut().retain(|_, slot| {
+            let keep = slot.deadline.get().is_none_or(|d| now < d);
+            if !keep {
+                late.push(slot.clone());
+            }
+            keep
+        });
+        for slot in late {
+            slot.deliver(Err(io::ErrorKind::TimedOut));
+        }
+        !self.pending.borrow().is_empty()
+    }
+
     fn fail_all(&self, kind: io::ErrorKind) {
         let waiting: Vec<Rc<Slot>> = self.pending.borrow_mut().drain().map(|(_, s)| s).collect();
         for s in waiting {
@@ -152,8 +177,9 @@ impl Shared {
 pub struct UdpMux {
     addr: SocketAddr,
     source: Option<IpAddr>,
-    socks: RefCell<Vec<Rc<Shared>>>,
+    socks: Rc<RefCell<Vec<Rc<Shared>>>>,
     next: Cell<usize>,
+    sweeping: Cell<bool>,
 }
 
 /// What one UDP exchange came to.
@@ -172,17 +198,42 @@ impl UdpMux {
         UdpMux {
             addr,
             source,
-            socks: RefCell::new(Vec::new()),
+            socks: Rc::new(RefCell::new(Vec::new())),
             next: Cell::new(0),
+            sweeping: Cell::new(false),
         }
     }
 
     /// A live socket, opening one while there are fewer than [`SOCKETS`]; true when it is
     /// a new one (for the connection-cache counters).
+    /// Starts the task that fails queries past their deadline (once per mux).
+    fn start_sweeper(&self) {
+        if self.sweeping.replace(true) {
+            return;
+        }
+        let weak = Rc::downgrade(&self.socks);
+        glommio::spawn_local(async move {
+            loop {
+                let Some(socks) = weak.upgrade() else { break };
+                let now = Instant::now();
+                let mut waiting = false;
+                for s in socks.borrow().iter() {
+                    waiting |= s.expire(now);
+                }
+                drop(socks);
+                glommio::timer::sleep(if waiting { SWEEP } else { SWEEP_IDLE }).await;
+            }
+        })
+        .detach();
+    }
+
     fn pick(&self) -> io::Result<(Rc<Shared>, bool)> {
+        self.start_sweeper();
         let mut socks = self.socks.borrow_mut();
-        socks.retain(|s| !s.retired.get());
-        if socks.len() < SOCKETS {
+        // Retired sockets stay listed (for the sweeper) until their last query is done.
+        socks.retain(|s| !s.retired.get() || !s.pending.borrow().is_empty());
+        let live = socks.iter().filter(|s| !s.retired.get()).count();
+        if live < SOCKETS {
             let sock = super::dial::udp(self.addr, self.source)?;
             let s = Rc::new(Shared {
                 sock,
@@ -195,9 +246,10 @@ impl UdpMux {
             socks.push(s.clone());
             return Ok((s, true));
         }
-        let i = self.next.get() % socks.len();
+        let i = self.next.get() % live;
         self.next.set(i + 1);
-        Ok((socks[i].clone(), false))
+        let s = socks.iter().filter(|s| !s.retired.get()).nth(i).cloned();
+        Ok((s.unwrap_or_else(|| socks[0].clone()), false))
     }
 
     /// Sends `query` (its ID is set here) and waits until `deadline` for the reply with
@@ -232,6 +284,7 @@ impl UdpMux {
         query[0..2].copy_from_slice(&id.to_be_bytes());
         let slot = Rc::new(Slot {
             question: question.to_vec(),
+            deadline: Cell::new(Some(deadline)),
             ..Slot::default()
         });
         s.pending.borrow_mut().insert(id, slot.clone());
@@ -250,14 +303,11 @@ impl UdpMux {
             s.pending.borrow_mut().remove(&id);
             return Outcome::Failed(e);
         }
-        let left = deadline.saturating_duration_since(Instant::now());
-        match glommio::timer::timeout(left, async { Ok(SlotWait(&slot).await) }).await {
-            Ok(Ok(reply)) => Outcome::Reply(reply),
-            Ok(Err(kind)) => Outcome::Failed(io::Error::from(kind)),
-            Err(_) => {
-                s.pending.borrow_mut().remove(&id);
-                Outcome::Timeout
-            }
+        // No timer per query: the mux's sweeper fails this slot once its deadline passed.
+        match SlotWait(&slot).await {
+            Ok(reply) => Outcome::Reply(reply),
+            Err(io::ErrorKind::TimedOut) => Outcome::Timeout,
+            Err(kind) => Outcome::Failed(io::Error::from(kind)),
         }
     }
 
