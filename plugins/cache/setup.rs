@@ -10,8 +10,8 @@
 use super::config::{CacheConfig, Capacity, Prefetch, ServeStale, StaleMode};
 use crate::corefile::{Dispenser, Error};
 use crate::plugin::BlockSetup;
-use crate::plugin::duration;
-use crate::plugin::normalize::{fqdn, split_host_port};
+use crate::plugin::duration::{go_atoi, parse_signed as go_duration};
+use crate::plugin::normalize::normalize_exact;
 use crate::plugin::quote::go_quote;
 use std::time::Duration;
 
@@ -447,47 +447,6 @@ fn parse_size(s: &str) -> Option<usize> {
         return None;
     }
     digits.parse::<usize>().ok()?.checked_mul(mult)
-}
-
-/// The schemes CoreDNS's `parse.Transport` recognises, longest first where one is a prefix
-/// of another (`https3` before `https`).
-const SCHEMES: [&str; 7] = ["tls", "dns", "quic", "grpc", "https3", "https", "unix"];
-
-/// CoreDNS's `plugin.Host(s).NormalizeExact()`: any scheme and port dropped, the zone(s)
-/// lower-case and fully qualified; a CIDR gives its reverse zones.
-fn normalize_exact(s: &str) -> Result<Vec<String>, String> {
-    let rest = SCHEMES
-        .iter()
-        .find_map(|scheme| s.strip_prefix(scheme).and_then(|r| r.strip_prefix("://")))
-        .unwrap_or(s);
-    let (zones, _port) = split_host_port(rest)?;
-    Ok(zones.iter().map(|z| fqdn(z).to_lowercase()).collect())
-}
-
-/// Go's `strconv.Atoi` with its error texts.
-fn go_atoi(s: &str) -> Result<i64, String> {
-    let err = |kind: &str| format!("strconv.Atoi: parsing {}: {kind}", go_quote(s));
-    let digits = s.strip_prefix(['+', '-']).unwrap_or(s);
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(err("invalid syntax"));
-    }
-    s.parse::<i64>().map_err(|_| err("value out of range"))
-}
-
-/// Go's `time.ParseDuration`, sign included: `(negative, magnitude)`; `-0s` is not negative.
-fn go_duration(s: &str) -> Result<(bool, Duration), String> {
-    let (neg, body) = match s.strip_prefix('-') {
-        Some(b) => (true, b),
-        None => (false, s.strip_prefix('+').unwrap_or(s)),
-    };
-    if body.is_empty() || body.starts_with(['+', '-']) {
-        return Err(format!("time: invalid duration {}", go_quote(s)));
-    }
-    let dur = duration::parse(body).map_err(|e| {
-        // Messages quote the text parsed; show what was written, sign included.
-        e.replace(&format!("\"{body}\""), &go_quote(s))
-    })?;
-    Ok((neg && !dur.is_zero(), dur))
 }
 
 /// Go's `%q` of a single byte (a rune literal such as `'x'`), as CoreDNS prints the last

@@ -11,7 +11,9 @@ use super::resolvconf;
 use crate::corefile::{Dispenser, Error};
 use crate::plugin::BlockSetup;
 use crate::plugin::duration;
-use crate::plugin::normalize::{fqdn, is_domain_name, split_host_port};
+use crate::plugin::duration::{go_atoi, parse_signed as go_duration};
+use crate::plugin::normalize::{fqdn, is_domain_name};
+use crate::plugin::normalize::{normalize_exact, split_scheme};
 use crate::plugin::quote::go_quote;
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
@@ -501,33 +503,6 @@ fn atoi_arg(d: &mut Dispenser<'_>) -> Result<i64, Error> {
     go_atoi(d.val()).map_err(|m| fail(d, m))
 }
 
-/// Go's `time.ParseDuration`, sign included: `(negative, magnitude)`; `-0s` is not negative.
-fn go_duration(s: &str) -> Result<(bool, Duration), String> {
-    let (neg, body) = match s.strip_prefix('-') {
-        Some(b) => (true, b),
-        None => (false, s.strip_prefix('+').unwrap_or(s)),
-    };
-    let invalid = || format!("time: invalid duration {}", go_quote(s));
-    if body.starts_with(['+', '-']) || body.is_empty() {
-        return Err(invalid());
-    }
-    let d = duration::parse(body).map_err(|e| {
-        // Messages quote the text parsed; show what was written, sign included.
-        e.replace(&format!("\"{body}\""), &go_quote(s))
-    })?;
-    Ok((neg && !d.is_zero(), d))
-}
-
-/// Go's `strconv.Atoi` with its error texts.
-fn go_atoi(s: &str) -> Result<i64, String> {
-    let err = |kind: &str| format!("strconv.Atoi: parsing {}: {kind}", go_quote(s));
-    let digits = s.strip_prefix(['+', '-']).unwrap_or(s);
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(err("invalid syntax"));
-    }
-    s.parse::<i64>().map_err(|_| err("value out of range"))
-}
-
 /// Go's `strconv.ParseUint(s, 10, 32)` with its error texts (no sign allowed).
 fn go_parse_uint32(s: &str) -> Result<u32, String> {
     let err = |kind: &str| format!("strconv.ParseUint: parsing {}: {kind}", go_quote(s));
@@ -564,28 +539,6 @@ pub fn rcode_from_name(s: &str) -> Option<u8> {
         _ => return None,
     };
     Some(rc)
-}
-
-/// The schemes CoreDNS's `parse.Transport` recognises, longest first where one is a prefix
-/// of another (`https3` before `https`).
-const SCHEMES: [&str; 7] = ["tls", "dns", "quic", "grpc", "https3", "https", "unix"];
-
-/// Splits a recognised `SCHEME://` off (CoreDNS `parse.Transport`); `None` means plain DNS.
-fn split_scheme(s: &str) -> (Option<&'static str>, &str) {
-    for scheme in SCHEMES {
-        if let Some(rest) = s.strip_prefix(scheme).and_then(|r| r.strip_prefix("://")) {
-            return (Some(scheme), rest);
-        }
-    }
-    (None, s)
-}
-
-/// CoreDNS's `plugin.Host(s).NormalizeExact()`: any scheme and port dropped, the zone(s)
-/// lower-case and fully qualified; a CIDR gives its reverse zones.
-pub fn normalize_exact(s: &str) -> Result<Vec<String>, String> {
-    let (_, rest) = split_scheme(s);
-    let (zones, _port) = split_host_port(rest)?;
-    Ok(zones.iter().map(|z| fqdn(z).to_lowercase()).collect())
 }
 
 /// Parses an IP address the way Go's `net.ParseIP` accepts one (no zone, no brackets).

@@ -1,6 +1,7 @@
 //! Go's duration syntax (`time.ParseDuration`, `Duration.String`), which Corefiles use for
 //! every timeout and interval (`5s`, `1m30s`, `250ms`) and CoreDNS's messages print.
 
+use super::quote::go_quote;
 use std::time::Duration;
 
 /// Parses `300ms`, `1.5h`, `2h45m`, `10us` or `0` like Go's `time.ParseDuration`; negative
@@ -86,6 +87,33 @@ pub fn format(d: Duration) -> String {
 fn trim(v: f64) -> String {
     let s = format!("{v:.9}");
     s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// Go's `time.ParseDuration`, sign included: `(negative, magnitude)`; `-0s` is not negative.
+pub fn parse_signed(s: &str) -> Result<(bool, Duration), String> {
+    let (neg, body) = match s.strip_prefix('-') {
+        Some(b) => (true, b),
+        None => (false, s.strip_prefix('+').unwrap_or(s)),
+    };
+    let invalid = || format!("time: invalid duration {}", go_quote(s));
+    if body.starts_with(['+', '-']) || body.is_empty() {
+        return Err(invalid());
+    }
+    let d = parse(body).map_err(|e| {
+        // Messages quote the text parsed; show what was written, sign included.
+        e.replace(&format!("\"{body}\""), &go_quote(s))
+    })?;
+    Ok((neg && !d.is_zero(), d))
+}
+
+/// Go's `strconv.Atoi` with its error texts.
+pub fn go_atoi(s: &str) -> Result<i64, String> {
+    let err = |kind: &str| format!("strconv.Atoi: parsing {}: {kind}", go_quote(s));
+    let digits = s.strip_prefix(['+', '-']).unwrap_or(s);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(err("invalid syntax"));
+    }
+    s.parse::<i64>().map_err(|_| err("value out of range"))
 }
 
 #[cfg(test)]

@@ -120,3 +120,25 @@ pub fn fqdn(s: &str) -> String {
         format!("{s}.")
     }
 }
+
+/// The schemes CoreDNS's `parse.Transport` recognises, longest first where one is a prefix
+/// of another (`https3` before `https`).
+const SCHEMES: [&str; 7] = ["tls", "dns", "quic", "grpc", "https3", "https", "unix"];
+
+/// Splits a recognised `SCHEME://` off (CoreDNS `parse.Transport`); `None` means plain DNS.
+pub fn split_scheme(s: &str) -> (Option<&'static str>, &str) {
+    for scheme in SCHEMES {
+        if let Some(rest) = s.strip_prefix(scheme).and_then(|r| r.strip_prefix("://")) {
+            return (Some(scheme), rest);
+        }
+    }
+    (None, s)
+}
+
+/// CoreDNS's `plugin.Host(s).NormalizeExact()`: any scheme and port dropped, the zone(s)
+/// lower-case and fully qualified; a CIDR gives its reverse zones.
+pub fn normalize_exact(s: &str) -> Result<Vec<String>, String> {
+    let (_, rest) = split_scheme(s);
+    let (zones, _port) = split_host_port(rest)?;
+    Ok(zones.iter().map(|z| fqdn(z).to_lowercase()).collect())
+}

@@ -17,7 +17,7 @@ pub struct Mmsg {
     hdrs: Vec<libc::mmsghdr>,
     iovs: Vec<libc::iovec>,
     addrs: Vec<libc::sockaddr_storage>,
-    send_idx: Vec<usize>,
+    sender: Sender,
 }
 
 impl Mmsg {
@@ -40,7 +40,7 @@ impl Mmsg {
                 size
             ],
             addrs: vec![zero_addr; size],
-            send_idx: Vec::with_capacity(size),
+            sender: Sender::new(size),
         }
     }
 
@@ -116,62 +116,11 @@ impl DatagramBackend for Mmsg {
     }
 
     async fn send(&mut self, batch: &mut Batch, n: usize) {
-        self.send_idx.clear();
-        self.send_idx
-            .extend((0..n).filter(|&i| batch.slots[i].send));
-        let count = self.send_idx.len();
-        for (k, &i) in self.send_idx.iter().enumerate() {
-            let slot = &mut batch.slots[i];
-            self.iovs[k] = libc::iovec {
-                iov_base: slot.reply.as_mut_ptr().cast(),
-                iov_len: slot.reply.len(),
-            };
-            let len = from_socket_addr(&slot.peer, &mut self.addrs[k]);
-            let h = &mut self.hdrs[k].msg_hdr;
-            h.msg_name = (&mut self.addrs[k] as *mut libc::sockaddr_storage).cast();
-            h.msg_namelen = len;
-            h.msg_iov = self.iovs.as_mut_ptr().wrapping_add(k);
-            h.msg_iovlen = 1;
-            h.msg_control = std::ptr::null_mut();
-            h.msg_controllen = 0;
-            h.msg_flags = 0;
-        }
-        let mut done = 0;
-        while done < count {
-            // SAFETY: headers [done, count) point at replies and addresses that live in
-            // `batch` and `self` for the duration of the call.
-            let sent = unsafe {
-                libc::sendmmsg(
-                    self.sock.as_raw_fd(),
-                    self.hdrs.as_mut_ptr().add(done),
-                    (count - done) as libc::c_uint,
-                    libc::MSG_DONTWAIT,
-                )
-            };
-            if sent > 0 {
-                done += sent as usize;
-                continue;
-            }
-            let e = io::Error::last_os_error();
-            match e.kind() {
-                io::ErrorKind::Interrupted => {}
-                io::ErrorKind::WouldBlock => {
-                    // The send buffer is full: hand the rest to glommio, which waits.
-                    for &i in &self.send_idx[done..] {
-                        let slot = &batch.slots[i];
-                        if let Err(e) = self.sock.send_to(&slot.reply, slot.peer).await {
-                            super::udp::note_send_error(&io::Error::from(e));
-                        }
-                    }
-                    return;
-                }
-                _ => {
-                    // This datagram cannot be sent (e.g. an unreachable address): skip it.
-                    super::udp::note_send_error(&e);
-                    done += 1;
-                }
-            }
-        }
+        let replies = batch.slots[..n]
+            .iter()
+            .filter(|s| s.send)
+            .map(|s| (&s.reply[..], s.peer));
+        self.sender.send(&self.sock, replies).await;
     }
 }
 
@@ -203,33 +152,41 @@ impl Sender {
         }
     }
 
-    /// Sends every reply (at most the batch size); what the kernel cannot take now is
-    /// handed to glommio, which waits for room.
-    pub async fn send(
+    /// Sends the replies (up to the batch size; the rest is dropped and counted, which the
+    /// callers avoid by never passing more); what the kernel cannot take now is handed to
+    /// glommio, which waits for room.
+    pub async fn send<'r>(
         &mut self,
         sock: &UdpSocket,
-        msgs: &[(Vec<u8>, SocketAddr)],
-    ) -> io::Result<()> {
-        let count = msgs.len().min(self.hdrs.len());
-        for (k, (reply, to)) in msgs.iter().take(count).enumerate() {
-            self.iovs[k] = libc::iovec {
+        replies: impl Iterator<Item = (&'r [u8], SocketAddr)>,
+    ) {
+        let mut count = 0;
+        for (reply, to) in replies {
+            if count == self.hdrs.len() {
+                super::udp::note_send_error(&io::Error::other("more replies than the batch holds"));
+                break;
+            }
+            self.iovs[count] = libc::iovec {
                 iov_base: reply.as_ptr() as *mut libc::c_void,
                 iov_len: reply.len(),
             };
-            let len = from_socket_addr(to, &mut self.addrs[k]);
-            let h = &mut self.hdrs[k].msg_hdr;
-            h.msg_name = (&mut self.addrs[k] as *mut libc::sockaddr_storage).cast();
+            let len = from_socket_addr(&to, &mut self.addrs[count]);
+            let h = &mut self.hdrs[count].msg_hdr;
+            h.msg_name = (&mut self.addrs[count] as *mut libc::sockaddr_storage).cast();
             h.msg_namelen = len;
-            h.msg_iov = self.iovs.as_mut_ptr().wrapping_add(k);
+            // A raw pointer taken from the whole Vec, so later writes to other iovecs do not
+            // invalidate it; count < iovs.len().
+            h.msg_iov = self.iovs.as_mut_ptr().wrapping_add(count);
             h.msg_iovlen = 1;
             h.msg_control = std::ptr::null_mut();
             h.msg_controllen = 0;
             h.msg_flags = 0;
+            count += 1;
         }
         let mut done = 0;
         while done < count {
-            // SAFETY: headers [done, count) point at replies owned by `msgs` and addresses in
-            // `self`, all alive for the call; sendmmsg only reads the buffers.
+            // SAFETY: headers [done, count) point at reply bytes borrowed for 'r (alive for
+            // the call) and addresses in `self`; sendmmsg only reads them.
             let sent = unsafe {
                 libc::sendmmsg(
                     sock.as_raw_fd(),
@@ -246,18 +203,27 @@ impl Sender {
             match e.kind() {
                 io::ErrorKind::Interrupted => {}
                 io::ErrorKind::WouldBlock => {
-                    for (reply, to) in &msgs[done..count] {
-                        super::replies::send_now(sock, reply, *to).await;
+                    // The send buffer is full: glommio waits for room for the rest.
+                    for k in done..count {
+                        let iov = self.iovs[k];
+                        let to = to_socket_addr(&self.addrs[k]);
+                        // SAFETY: iov points at reply bytes borrowed for 'r, still alive.
+                        let bytes = unsafe {
+                            std::slice::from_raw_parts(iov.iov_base as *const u8, iov.iov_len)
+                        };
+                        if let Some(to) = to {
+                            super::replies::send_now(sock, bytes, to).await;
+                        }
                     }
-                    return Ok(());
+                    return;
                 }
                 _ => {
+                    // This datagram cannot be sent (e.g. an unreachable address): skip it.
                     super::udp::note_send_error(&e);
                     done += 1;
                 }
             }
         }
-        Ok(())
     }
 }
 

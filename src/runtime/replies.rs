@@ -79,9 +79,8 @@ pub async fn sender(queue: Rc<ReplyQueue>, sock: Rc<UdpSocket>) {
             let n = items.len().min(BATCH);
             taken.extend(items.drain(..n));
         }
-        if let Err(e) = out.send(&sock, &taken).await {
-            super::udp::note_send_error(&e);
-        }
+        out.send(&sock, taken.iter().map(|(r, to)| (&r[..], *to)))
+            .await;
         taken.clear();
     }
 }
