@@ -329,3 +329,103 @@ EOF
   # shellcheck disable=SC2034
   SRV_CMD=(unbound -d -c "$dir/unbound-fwd.conf")
 }
+
+# ---- cache workload: the same upstream, caching forwarders ----------------------------------
+# run.sh starts the NSD as for forward (same zone, $TTL 3600, so nothing expires in a run);
+# the query file holds CACHE_NAMES names that all exist in the zone (hI A), looped. Before
+# anything is measured, cache_fill asks each name once and checks that every one was
+# answered, so every measured query is a hit (up_us/q, the NSD's CPU during the measured
+# run, shows whether any went upstream).
+
+# cache_fill PORT FILE CPU: one pass over FILE (dnsperf -n 1, 1 socket, 10 in flight),
+# repeated up to 3 times until a pass has every name answered and none lost; 1 if none did.
+# Each pass is bounded (-l 30).
+cache_fill() {
+  local port=$1 file=$2 cpu=$3 out=$2.fill.$1 i completed='' lost='' n
+  n=$(wc -l <"$file")
+  for ((i = 0; i < 3; i++)); do
+    # in the background under DNSPERF_PID, as run.sh's own dnsperf runs (its cleanup stops it)
+    taskset -c "$cpu" dnsperf -s 127.0.0.1 -p "$port" -c 1 -T 1 -q 10 -n 1 -l 30 -t 2 -d "$file" >"$out" 2>&1 &
+    DNSPERF_PID=$!
+    wait "$DNSPERF_PID" || true
+    DNSPERF_PID=
+    completed=$(dnsperf_field "$out" "Queries completed")
+    lost=$(dnsperf_field "$out" "Queries lost")
+    [[ $completed == "$n" && $lost == 0 ]] && return 0
+  done
+  echo "cache fill on 127.0.0.1:$port: $completed of $n answered, $lost lost" >&2
+  return 1
+}
+
+# ringdns-cache: ringdns's cache plugin (defaults) in front of its forward plugin. Pinned to
+# one CPU like every server, so one worker and one (per-core) cache.
+srv_ringdns_cache_check() {
+  local plugins
+  ringdns_ok ringdns-cache || return 1
+  plugins=$("$RINGDNS_BIN" -plugins 2>/dev/null) || plugins=
+  if ! grep -qx '[[:space:]]*dns\.cache' <<<"$plugins" || ! grep -qx '[[:space:]]*dns\.forward' <<<"$plugins"; then
+    echo "ringdns lacks dns.cache or dns.forward ('ringdns -plugins'): skipping ringdns-cache" >&2
+    return 1
+  fi
+}
+srv_ringdns_cache_cmd() {
+  local port=$1 dir=$2
+  printf '.:%s {\n cache\n forward . 127.0.0.1:%s\n}\n' "$port" "$UPSTREAM_PORT" >"$dir/Corefile.ringdns-cache"
+  # shellcheck disable=SC2034
+  SRV_CMD=("$RINGDNS_BIN" -conf "$dir/Corefile.ringdns-cache")
+}
+
+# dnsdist-cache: dnsdist-fwd plus a packet cache of 100 000 entries on the default pool.
+srv_dnsdist_cache_check() {
+  command -v dnsdist >/dev/null || { echo "dnsdist not installed: skipping dnsdist-cache" >&2; return 1; }
+}
+srv_dnsdist_cache_cmd() {
+  local port=$1 dir=$2
+  cat >"$dir/dnsdist-cache.conf" <<EOF
+setLocal("127.0.0.1:$port")
+newServer({address="127.0.0.1:$UPSTREAM_PORT", checkName="bench.test.", checkType="SOA"})
+setSecurityPollSuffix("")
+pc = newPacketCache(100000)
+getPool(""):setCache(pc)
+EOF
+  # shellcheck disable=SC2034
+  SRV_CMD=(dnsdist --supervised --disable-syslog -C "$dir/dnsdist-cache.conf")
+}
+
+# unbound-cache: unbound-fwd with its caches at their default sizes (msg-cache and
+# rrset-cache), prefetch off (the default). At verbosity 1 it logs, when it stops,
+# "server stats for thread 0: N queries, M answers from cache, K recursions".
+srv_unbound_cache_check() {
+  command -v unbound >/dev/null || { echo "unbound not installed: skipping unbound-cache" >&2; return 1; }
+}
+srv_unbound_cache_cmd() {
+  local port=$1 dir=$2
+  cat >"$dir/unbound-cache.conf" <<EOF
+server:
+  interface: 127.0.0.1@$port
+  port: $port
+  outgoing-interface: 127.0.0.1
+  do-ip6: no
+  num-threads: 1
+  do-daemonize: no
+  use-syslog: no
+  logfile: ""
+  verbosity: 1
+  username: ""
+  chroot: ""
+  directory: "$dir"
+  pidfile: ""
+  module-config: "iterator"
+  qname-minimisation: no
+  do-not-query-localhost: no
+  local-zone: "test." nodefault
+  prefetch: no
+remote-control:
+  control-enable: no
+forward-zone:
+  name: "bench.test."
+  forward-addr: 127.0.0.1@$UPSTREAM_PORT
+EOF
+  # shellcheck disable=SC2034
+  SRV_CMD=(unbound -d -c "$dir/unbound-cache.conf")
+}

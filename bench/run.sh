@@ -5,6 +5,8 @@
 # WORKLOAD=whoami (default): every server answers by itself. WORKLOAD=forward: forwarders with
 # their caches off in front of one NSD (authoritative for a generated zone, pinned to
 # UPSTREAM_CPU), asked names that are each asked once, so every query goes upstream.
+# WORKLOAD=cache: caching forwarders in front of the same NSD, each first asked every one of
+# CACHE_NAMES existing names once (unmeasured), then measured on those names looped: all hits.
 set -euo pipefail
 
 BENCH=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -13,11 +15,12 @@ ROOT=$(dirname "$BENCH")
 source "$BENCH/lib.sh"
 
 # ---- knobs (environment) --------------------------------------------------------------------
-WORKLOAD=${WORKLOAD:-whoami} # whoami | forward
+WORKLOAD=${WORKLOAD:-whoami} # whoami | forward | cache
 case $WORKLOAD in
   whoami) DEFAULT_SERVERS="echo ringdns-whoami" DEFAULT_LATENCY=0 ;;
   forward) DEFAULT_SERVERS="echo ringdns-fwd dnsdist-fwd unbound-fwd" DEFAULT_LATENCY=1 ;;
-  *) echo "run.sh: WORKLOAD must be whoami or forward (got '$WORKLOAD')" >&2; exit 1 ;;
+  cache) DEFAULT_SERVERS="echo ringdns-cache dnsdist-cache unbound-cache" DEFAULT_LATENCY=1 ;;
+  *) echo "run.sh: WORKLOAD must be whoami, forward or cache (got '$WORKLOAD')" >&2; exit 1 ;;
 esac
 SERVERS=${SERVERS:-$DEFAULT_SERVERS}      # run order within a round; keep echo first
 DURATION=${DURATION:-10}                  # dnsperf -l, seconds per measured run
@@ -30,6 +33,7 @@ QUERIES=${QUERIES:-10000}                 # whoami: lines in the query file
 FWD_ZONE_A=${FWD_ZONE_A:-100000}          # forward: hI A records in the zone (more by wildcard)
 FWD_NAMES=${FWD_NAMES:-2000000}           # forward: distinct names hI queried, each once
 FWD_WARM_NAMES=${FWD_WARM_NAMES:-200000}  # forward: of those, the ones kept for warm-ups
+CACHE_NAMES=${CACHE_NAMES:-2000}          # cache: distinct names (all in the zone), looped
 LATENCY=${LATENCY:-$DEFAULT_LATENCY}      # 1: dnsperf -v, for p50/p99 latency
 DNSPERF_EXTRA=${DNSPERF_EXTRA:-}          # extra dnsperf args, word-split
 SERVER_CPU=${SERVER_CPU:-1}
@@ -51,13 +55,16 @@ die() { echo "run.sh: $*" >&2; exit 1; }
 note() { echo "run.sh: $*" >&2; }
 
 for v in DURATION RUNS WARMUP CLIENTS THREADS OUTSTANDING QUERIES BASE_PORT UPSTREAM_PORT \
-  FWD_ZONE_A FWD_NAMES FWD_WARM_NAMES LATENCY; do
+  FWD_ZONE_A FWD_NAMES FWD_WARM_NAMES CACHE_NAMES LATENCY; do
   [[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a non-negative integer (got '${!v}')"
 done
 ((RUNS >= 1 && DURATION >= 1 && QUERIES >= 1)) || die "RUNS, DURATION and QUERIES must be >= 1"
 if [[ $WORKLOAD == forward ]]; then
   ((FWD_NAMES > FWD_WARM_NAMES)) || die "FWD_NAMES must be larger than FWD_WARM_NAMES"
   ((WARMUP == 0 || FWD_WARM_NAMES > 0)) || die "WARMUP needs FWD_WARM_NAMES > 0"
+fi
+if [[ $WORKLOAD == cache ]]; then
+  ((CACHE_NAMES >= 1 && CACHE_NAMES <= FWD_ZONE_A)) || die "CACHE_NAMES must be 1..FWD_ZONE_A (names must exist in the zone)"
 fi
 
 # ---- tools ----------------------------------------------------------------------------------
@@ -69,10 +76,10 @@ need() { command -v "$1" >/dev/null || PKGS+=("$2"); }
 need dnsperf dnsperf
 need dig bind9-dnsutils
 need pgrep procps
-if [[ $WORKLOAD == forward ]]; then
+if [[ $WORKLOAD != whoami ]]; then
   need nsd nsd
-  [[ " $SERVERS " == *" dnsdist-fwd "* ]] && need dnsdist dnsdist
-  [[ " $SERVERS " == *" unbound-fwd "* ]] && need unbound unbound
+  [[ " $SERVERS " == *" dnsdist-"* ]] && need dnsdist dnsdist
+  [[ " $SERVERS " == *" unbound-"* ]] && need unbound unbound
 fi
 stop_services() {
   local svc
@@ -147,6 +154,10 @@ if [[ $WORKLOAD == forward ]]; then
   tail -n +"$((FWD_WARM_NAMES + 1))" "$WORK/names.txt" >"$QFILE"
   rm -f "$WORK/names.txt"
   PASSES=(-n 1)
+elif [[ $WORKLOAD == cache ]]; then
+  note "generating bench.test. ($FWD_ZONE_A A names + 45k others + a wildcard, TTL 3600) and $CACHE_NAMES query names"
+  fwd_zone "$FWD_ZONE_A" >"$WORK/bench.test.zone"
+  fwd_queries "$CACHE_NAMES" >"$QFILE" # h0..h(CACHE_NAMES-1), all A records of the zone
 else
   awk -v n="$QUERIES" 'BEGIN { for (i = 0; i < n; i++) printf "name%d.bench.test A\n", i }' >"$QFILE"
 fi
@@ -167,9 +178,9 @@ for i in "${!NAMES[@]}"; do
   ! port_answers "${PORTS[i]}" || die "something already answers on 127.0.0.1:${PORTS[i]} (set BASE_PORT)"
 done
 
-# ---- forward: the upstream, one NSD for the whole run ----------------------------------------
+# ---- forward, cache: the upstream, one NSD for the whole run ---------------------------------
 # Not counted: only the forwarder's own CPU time is. Its CPU time is shown as up_us/q.
-if [[ $WORKLOAD == forward ]]; then
+if [[ $WORKLOAD != whoami ]]; then
   ! port_answers "$UPSTREAM_PORT" || die "something already answers on 127.0.0.1:$UPSTREAM_PORT (set UPSTREAM_PORT)"
   SRV_CMD=()
   nsd_cmd "$UPSTREAM_PORT" "$WORK"
@@ -196,7 +207,7 @@ measure() {
   fi
   # forwarders must resolve the probe name through the upstream before the load starts,
   # and read the query file once (the echo has no cache: it may loop the file).
-  if [[ $WORKLOAD == forward && $name != echo ]]; then
+  if [[ $WORKLOAD != whoami && $name != echo ]]; then
     expect=127.0.0.2 passes=("${PASSES[@]}")
   fi
   "${fn}_cmd" "$port" "$WORK"
@@ -205,6 +216,14 @@ measure() {
   STARTED_PIDS+=("$pid")
   if ! wait_answers "$port" "$pid" "$expect"; then
     note "$name did not answer${expect:+ ready.bench.test} on 127.0.0.1:$port; log tail:"
+    tail -n 5 "$WORK/$name.$round.log" >&2 || true
+    stop_all
+    return 1
+  fi
+  # cache: ask every name once (checked: all answered) before any load, so that the warm-up
+  # and the measured run only hit the cache
+  if [[ $WORKLOAD == cache && $name != echo ]] && ! cache_fill "$port" "$QFILE" "$CLIENT_CPU"; then
+    note "$name: cache fill failed; log tail:"
     tail -n 5 "$WORK/$name.$round.log" >&2 || true
     stop_all
     return 1
@@ -236,6 +255,8 @@ measure() {
   u1=$(tree_cpu_ticks "${UPSTREAM_TREE[@]}")
   s1=$(softirq_ticks "$SERVER_CPU")
   stop_all
+  # unbound's own count of cache answers, logged at exit (verbosity 1), kept with the report
+  grep -h 'answers from cache' "$WORK/$name.$round.log" >>"$out" 2>/dev/null || true
   completed=$(dnsperf_field "$out" "Queries completed")
   if ((rc != 0)) || [[ -z $completed ]] || ((completed == 0)); then
     note "dnsperf failed against $name (rc=$rc):"
@@ -271,6 +292,8 @@ echo "# dnsperf $(dnsperf -h 2>&1 | awk '/^Version/ { print $2; exit }')"
 echo "# workload $WORKLOAD; server on CPU $SERVER_CPU, dnsperf on CPU $CLIENT_CPU: -c $CLIENTS -T $THREADS -q $OUTSTANDING -l $DURATION${PASSES[*]:+ (forwarders: ${PASSES[*]})}${DNSPERF_EXTRA:+ $DNSPERF_EXTRA}$( ((LATENCY)) && echo ' -v'); warm-up ${WARMUP}s; $RUNS rounds of: ${NAMES[*]}"
 if [[ $WORKLOAD == forward ]]; then
   echo "# upstream: NSD $(nsd -v 2>&1 | awk '/^NSD version/ { print $3; exit }') on 127.0.0.1:$UPSTREAM_PORT, CPU $UPSTREAM_CPU, bench.test. with $FWD_ZONE_A A names, 45k others and a wildcard; $MEASURED_NAMES unique names per measured run, $FWD_WARM_NAMES for warm-ups"
+elif [[ $WORKLOAD == cache ]]; then
+  echo "# upstream: NSD $(nsd -v 2>&1 | awk '/^NSD version/ { print $3; exit }') on 127.0.0.1:$UPSTREAM_PORT, CPU $UPSTREAM_CPU, bench.test. with $FWD_ZONE_A A names (TTL 3600), 45k others and a wildcard; $CACHE_NAMES existing names, each asked once before the warm-up (cache fill), then looped: every measured query a cache hit"
 else
   echo "# $QUERIES names, looped"
 fi
