@@ -246,3 +246,29 @@ fn quiet_hides_the_banner() {
     std::thread::sleep(Duration::from_millis(100));
     assert!(!s.stdout().contains("ringdns-"), "{}", s.stdout());
 }
+
+#[test]
+fn a_graceful_stop_answers_the_queries_in_flight() {
+    // Every query waits 500 ms in erratic: SIGTERM arrives while they are in flight.
+    let mut s = Server::start(|p| {
+        format!("{{\n workers 1\n}}\n.:{p} {{\n erratic {{\n  delay 1 500ms\n }}\n}}\n")
+    });
+    let sock = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    sock.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
+    for i in 0..5u16 {
+        sock.send_to(&query(i, "inflight.test.", 1), ("127.0.0.1", s.port))
+            .unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    s.signal("TERM");
+    let mut buf = [0u8; 512];
+    let mut answered = 0;
+    while answered < 5 {
+        match sock.recv_from(&mut buf) {
+            Ok(_) => answered += 1,
+            Err(_) => break,
+        }
+    }
+    assert_eq!(answered, 5, "queries in flight at SIGTERM are answered");
+    assert_eq!(s.wait_exit(Duration::from_secs(10)), Some(0));
+}

@@ -625,3 +625,24 @@ fn failfast_answers_servfail_at_once_when_every_upstream_is_down() {
     );
     drop(silent);
 }
+
+#[test]
+fn chaos_class_queries_are_forwarded_not_refused() {
+    // The test's own authority answers any class (NXDOMAIN outside test.).
+    let auth = common::authority::Authority::start(common::authority::Zone::default(), None);
+    let f = forwarder(&format!(" forward . 127.0.0.1:{}", auth.port));
+    let m = ask(f.port, &common::query_full(1, "version.bind.", 16, 3, None));
+    assert_eq!(
+        m.metadata.response_code,
+        ResponseCode::NXDomain,
+        "forwarded and answered upstream"
+    );
+    assert_eq!(auth.count("version.bind."), 1);
+    // Without chaos or forward in the block, the server refuses the CH class itself.
+    let plain = Server::start(|p| format!(".:{p} {{\n whoami\n}}\n"));
+    let m = ask(
+        plain.port,
+        &common::query_full(2, "version.bind.", 16, 3, None),
+    );
+    assert_eq!(m.metadata.response_code, ResponseCode::Refused);
+}
