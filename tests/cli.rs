@@ -272,3 +272,27 @@ fn a_graceful_stop_answers_the_queries_in_flight() {
     assert_eq!(answered, 5, "queries in flight at SIGTERM are answered");
     assert_eq!(s.wait_exit(Duration::from_secs(10)), Some(0));
 }
+
+#[test]
+fn the_example_corefile_starts_and_answers() {
+    let text =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/Corefile.example")).unwrap();
+    let s = Server::start(move |p| text.replace("1053", &p.to_string()));
+    assert_eq!(
+        ask(s.port, &query(1, "www.example.net.", 1))
+            .metadata
+            .response_code,
+        ResponseCode::NoError
+    );
+    assert_eq!(
+        ask(s.port, &query(2, "www.example.org.", 1))
+            .metadata
+            .response_code,
+        ResponseCode::NoError
+    );
+    assert!(
+        s.wait_stdout("www.example.org. NOERROR", Duration::from_secs(3)),
+        "{}",
+        s.stdout()
+    );
+}
