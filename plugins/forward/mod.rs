@@ -384,10 +384,10 @@ async fn forward_one(inner: &Rc<Inner>, ri: usize, req: &mut Request<'_>) -> Don
                     // As CoreDNS: a failed exchange starts probing; the probes decide.
                     probe::start(inner, ri, u);
                 }
-                if matches!(e, ExchangeError::Local(_)) {
-                    // It failed without waiting: give the core back before trying again.
-                    futures_lite::future::yield_now().await;
-                }
+                // A failure can come back without any wait (a refused send, no file
+                // descriptor): give the core back before the next attempt, so a query with no
+                // attempt cap cannot spin until its deadline.
+                futures_lite::future::yield_now().await;
                 last_err = Some(format!("{} {}: {e}", proto_name(via), up.up.addr));
             }
         }
