@@ -30,7 +30,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
-use upstream::{ExchangeError, UpstreamCore, Via};
+use upstream::{UpstreamCore, Via};
 
 /// CoreDNS's overall limit for one query across all its attempts.
 const QUERY_DEADLINE: Duration = Duration::from_secs(5);
