@@ -16,7 +16,7 @@ use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 /// Sockets per upstream per core.
-const SOCKETS: usize = 4;
+const SOCKETS: usize = 2;
 
 /// How often waiting queries are checked for their deadline while any wait; read
 /// timeouts are therefore precise to this much.
