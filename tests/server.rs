@@ -359,3 +359,33 @@ fn on_tcp_a_slow_answer_does_not_hold_up_the_ones_behind_it() {
     assert_eq!(ids, vec![92, 93, 91], "answers leave as they are ready");
     assert!(t0.elapsed() >= Duration::from_millis(600));
 }
+
+#[test]
+fn timeouts_set_the_tcp_idle_limit_and_the_query_cap() {
+    use std::io::{Read, Write};
+    let s = Server::start(|p| {
+        format!(
+            "{{\n workers 1\n}}\n.:{p} {{\n timeouts {{\n  read 1\n  idle 1s\n  maxtcpqueries 3\n }}\n whoami\n}}\n"
+        )
+    });
+    // maxtcpqueries 3: five pipelined queries get three answers, then the connection closes.
+    let replies = tcp_exchange(
+        s.port,
+        &(0..5u16)
+            .map(|i| query(200 + i, "cap.test.", A))
+            .collect::<Vec<_>>(),
+    );
+    assert_eq!(replies.len(), 3);
+    // read 1s: a silent connection is closed after about a second, not the default 3 s.
+    let mut c = std::net::TcpStream::connect(s.addr()).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let t0 = Instant::now();
+    let mut buf = [0u8; 4];
+    assert_eq!(c.read(&mut buf).unwrap_or(0), 0);
+    assert!(
+        t0.elapsed() < Duration::from_millis(2500),
+        "{:?}",
+        t0.elapsed()
+    );
+    let _ = c.write_all(&[0]);
+}

@@ -3,6 +3,7 @@
 
 use super::Block;
 use super::keys::{self, Transport, ZoneAddr};
+use crate::plugin::TcpTimeouts;
 use crate::wire::name_to_wire;
 use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 
@@ -19,6 +20,9 @@ pub struct Listener {
     pub routes: Vec<Route>,
     /// Some block on this listener accepts CH-class queries (chaos or forward present).
     pub allow_chaos: bool,
+    /// TCP timeouts and query cap: from the first block on this listener with `timeouts`.
+    pub tcp: TcpTimeouts,
+    tcp_set: bool,
 }
 
 /// One zone served on a listener.
@@ -71,12 +75,18 @@ pub fn group(blocks: &[Block]) -> Result<Vec<Listener>, (usize, String)> {
                             name,
                             routes: Vec::new(),
                             allow_chaos: false,
+                            tcp: TcpTimeouts::default(),
+                            tcp_set: false,
                         });
                         out.len() - 1
                     }
                 };
                 let l = &mut out[idx];
                 l.allow_chaos |= b.setup.allow_chaos;
+                if let (Some(t), false) = (b.setup.tcp_timeouts, l.tcp_set) {
+                    l.tcp = t;
+                    l.tcp_set = true;
+                }
                 if !l.routes.iter().any(|r| r.zone_wire == zone_wire) {
                     l.routes.push(Route {
                         zone: z.zone.clone(),

@@ -22,6 +22,33 @@ pub struct BlockSetup {
     pub stacktrace: bool,
     /// CH-class queries are allowed on this block's listeners (chaos, forward).
     pub allow_chaos: bool,
+    /// `timeouts`: the block's TCP limits, when it sets them.
+    pub tcp_timeouts: Option<TcpTimeouts>,
+}
+
+/// How long a TCP connection may take to send its first query, to send each next one, and
+/// to take a reply, and how many queries it may send (CoreDNS's `timeouts` plugin).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TcpTimeouts {
+    /// Wait for the first query of a connection (default 3 s).
+    pub read: std::time::Duration,
+    /// Wait for a reply to be written (default 5 s).
+    pub write: std::time::Duration,
+    /// Wait for each later query (default 10 s).
+    pub idle: std::time::Duration,
+    /// Queries allowed per connection before it is closed; `None` = no limit (default).
+    pub max_queries: Option<u64>,
+}
+
+impl Default for TcpTimeouts {
+    fn default() -> Self {
+        TcpTimeouts {
+            read: std::time::Duration::from_secs(3),
+            write: std::time::Duration::from_secs(5),
+            idle: std::time::Duration::from_secs(10),
+            max_queries: None,
+        }
+    }
 }
 
 impl BlockSetup {

@@ -207,7 +207,7 @@ async fn core_main(
             batch,
             stop.clone(),
         )));
-        let limits = tcp::TcpLimits::new(config.tuning.tcp_max_conns);
+        let limits = tcp::TcpLimits::new(&config.listeners[li].tcp, config.tuning.tcp_max_conns);
         tasks.push(glommio::spawn_local(tcp::run(
             core.clone(),
             li,

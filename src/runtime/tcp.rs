@@ -26,17 +26,20 @@ pub struct TcpLimits {
     pub idle: Duration,
     /// Wait for a reply to be written.
     pub write: Duration,
+    /// Queries per connection before it is closed (`timeouts { maxtcpqueries }`).
+    pub max_queries: Option<u64>,
     /// Connections open at once on this core and listener.
     pub max_conns: usize,
 }
 
 impl TcpLimits {
-    /// CoreDNS's defaults with the tuning block's connection cap.
-    pub fn new(max_conns: usize) -> Self {
+    /// The listener's `timeouts` (CoreDNS's defaults without) and the tuning's cap.
+    pub fn new(t: &crate::plugin::TcpTimeouts, max_conns: usize) -> Self {
         TcpLimits {
-            read: Duration::from_secs(3),
-            idle: Duration::from_secs(10),
-            write: Duration::from_secs(5),
+            read: t.read,
+            idle: t.idle,
+            write: t.write,
+            max_queries: t.max_queries,
             max_conns,
         }
     }
@@ -142,8 +145,13 @@ async fn connection<H: Handler + 'static>(
     let mut reply = Vec::with_capacity(4096);
     let mut out = Vec::with_capacity(4096);
     let mut first = true;
+    let mut served: u64 = 0;
     let waiting = Rc::new(Semaphore::new(MAX_DEFERRED_PER_CONNECTION));
     loop {
+        if limits.max_queries.is_some_and(|m| served >= m) {
+            // maxtcpqueries reached: close once the answers in flight are out.
+            return;
+        }
         let wait = if first { limits.read } else { limits.idle };
         let _ = stream.set_read_timeout(Some(wait));
         let mut len = [0u8; 2];
@@ -162,6 +170,7 @@ async fn connection<H: Handler + 'static>(
             return;
         }
         first = false;
+        served += 1;
         let l = &core.listeners[li];
         match serve_inline(&core, l, &query[..n], false, client, Proto::Tcp, &mut reply) {
             Verdict::Send => {
