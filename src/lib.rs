@@ -5,6 +5,8 @@
 //! generated `chain` uses the plugins; plugins use `plugin`, `wire`; `plugin` uses `wire`
 //! and `corefile`; `wire`, `corefile` and `logging` use nothing of ours.
 
+#![recursion_limit = "512"]
+
 pub mod chain;
 pub mod config;
 pub mod corefile;

@@ -296,3 +296,65 @@ fn the_example_corefile_starts_and_answers() {
         s.stdout()
     );
 }
+
+/// A plain HTTP GET on loopback; returns the status code and body.
+fn http_get(port: u16, path: &str) -> Option<(u16, String)> {
+    use std::io::Read;
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut text = String::new();
+    s.read_to_string(&mut text).ok()?;
+    let code = text.split_whitespace().nth(1)?.parse().ok()?;
+    let body = text.split("\r\n\r\n").nth(1).unwrap_or("").to_string();
+    Some((code, body))
+}
+
+#[test]
+fn health_and_ready_and_a_lameduck_stop() {
+    let (hp, rp) = (common::free_port(), common::free_port());
+    let (h, r) = (hp.port, rp.port);
+    let mut s = Server::start(move |p| {
+        format!(
+            ".:{p} {{\n health 127.0.0.1:{h} {{\n  lameduck 1s\n }}\n ready 127.0.0.1:{r}\n whoami\n}}\n"
+        )
+    });
+    assert_eq!(http_get(h, "/health"), Some((200, "OK".to_string())));
+    assert_eq!(http_get(r, "/ready").map(|x| x.0), Some(200));
+    assert_eq!(http_get(h, "/other").map(|x| x.0), Some(404));
+    let t0 = Instant::now();
+    s.signal("TERM");
+    std::thread::sleep(Duration::from_millis(300));
+    // Lameduck: not ready, still healthy, still answering.
+    assert_eq!(http_get(r, "/ready").map(|x| x.0), Some(503));
+    assert_eq!(http_get(h, "/health").map(|x| x.0), Some(200));
+    assert_eq!(
+        ask(s.port, &query(1, "lameduck.test.", 1))
+            .metadata
+            .response_code,
+        ResponseCode::NoError
+    );
+    assert_eq!(s.wait_exit(Duration::from_secs(10)), Some(0));
+    assert!(
+        t0.elapsed() >= Duration::from_secs(1),
+        "stopped after the lameduck"
+    );
+}
+
+#[test]
+fn a_taken_health_port_is_a_start_up_error() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let (code, err) = run_expect_failure(&format!(
+        ".:1053 {{\n health 127.0.0.1:{port}\n whoami\n}}\n"
+    ));
+    assert_eq!(code, 1);
+    assert!(
+        err.contains(&format!("listen tcp 127.0.0.1:{port}")),
+        "{err}"
+    );
+}

@@ -27,6 +27,12 @@ pub struct Config {
     pub blocks: Vec<Block>,
     /// One entry per (transport, bind address, port), with its routes.
     pub listeners: Vec<Listener>,
+    /// Addresses of the `/health` endpoint (every distinct one any block asks for).
+    pub health: Vec<std::net::SocketAddr>,
+    /// The longest `lameduck` any `health` block asks for.
+    pub lameduck: std::time::Duration,
+    /// Addresses of the `/ready` endpoint.
+    pub ready: Vec<std::net::SocketAddr>,
 }
 
 /// One server block after setup: its zones and every plugin's parsed configuration.
@@ -78,10 +84,28 @@ pub fn load(cf: &Corefile, dns_port: u16) -> Result<Config, Error> {
     }
     let listeners =
         listeners::group(&blocks).map_err(|(block, msg)| err_at(first_keys[block], &msg))?;
+    let (mut health, mut ready) = (Vec::new(), Vec::new());
+    let mut lameduck = std::time::Duration::ZERO;
+    for b in &blocks {
+        if let Some((addr, ld)) = b.setup.health {
+            if !health.contains(&addr) {
+                health.push(addr);
+            }
+            lameduck = lameduck.max(ld);
+        }
+        if let Some(addr) = b.setup.ready {
+            if !ready.contains(&addr) {
+                ready.push(addr);
+            }
+        }
+    }
     Ok(Config {
         tuning,
         blocks,
         listeners,
+        health,
+        lameduck,
+        ready,
     })
 }
 

@@ -1,6 +1,6 @@
 //! What plugin setup sees of the block it configures, and what an instance knows of its core.
 
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::path::{Path, PathBuf};
 
 /// Block-wide settings that config-only directives (root, bind, debug, …) record and other
@@ -24,6 +24,10 @@ pub struct BlockSetup {
     pub allow_chaos: bool,
     /// `timeouts`: the block's TCP limits, when it sets them.
     pub tcp_timeouts: Option<TcpTimeouts>,
+    /// `health`: where to serve `/health`, and the lameduck time before stopping.
+    pub health: Option<(std::net::SocketAddr, std::time::Duration)>,
+    /// `ready`: where to serve `/ready`.
+    pub ready: Option<std::net::SocketAddr>,
 }
 
 /// How long a TCP connection may take to send its first query, to send each next one, and
@@ -72,4 +76,18 @@ pub struct CoreInfo {
     pub cpu: usize,
     /// How many cores serve.
     pub cores: usize,
+}
+
+/// An HTTP listen address as CoreDNS's plugins take it: `host:port`, `:port` (all
+/// addresses) or `localhost:port`.
+pub fn http_listen_addr(text: &str) -> Result<SocketAddr, String> {
+    let full = if text.starts_with(':') {
+        format!("0.0.0.0{text}")
+    } else {
+        text.to_string()
+    };
+    full.to_socket_addrs()
+        .map_err(|e| format!("invalid address '{text}': {e}"))?
+        .next()
+        .ok_or_else(|| format!("invalid address '{text}'"))
 }

@@ -5,6 +5,7 @@ mod backend;
 mod batch;
 pub mod core;
 mod mmsg;
+pub mod ops;
 mod replies;
 pub mod router;
 pub mod serve;
@@ -80,6 +81,8 @@ pub fn run(config: Config, quiet: bool) -> Result<(), String> {
     let cpus = choose_cpus(&config.tuning)?;
     let addrs: Vec<_> = config.listeners.iter().map(|l| l.addr).collect();
     let mut sockets = sockets::open_all(&addrs, cpus.len(), &config.tuning)?;
+    let ops = Arc::new(ops::OpsState::default());
+    ops::start(&config.health, &config.ready, &ops)?;
     let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])
         .map_err(|e| format!("cannot install signal handlers: {e}"))?;
     let config = Arc::new(config);
@@ -127,10 +130,13 @@ pub fn run(config: Config, quiet: bool) -> Result<(), String> {
     if !quiet {
         crate::logging::write_raw(banner(&config).as_bytes());
     }
+    ops.ready.store(true, Ordering::Release);
 
+    let mut got = None;
     'wait: loop {
         for sig in signals.pending() {
             if sig == SIGINT || sig == SIGTERM {
+                got = Some(sig);
                 break 'wait;
             }
         }
@@ -138,6 +144,22 @@ pub fn run(config: Config, quiet: bool) -> Result<(), String> {
             break;
         }
         std::thread::sleep(Duration::from_millis(20));
+    }
+    // Not ready any more: load balancers stop sending. On SIGTERM with `health { lameduck }`,
+    // keep answering (health stays 200) for that long before the listeners close.
+    ops.ready.store(false, Ordering::Release);
+    if got == Some(SIGTERM) && !config.lameduck.is_zero() {
+        crate::info!(
+            "Going into lameduck mode for {}",
+            crate::plugin::duration::format(config.lameduck)
+        );
+        let t0 = Instant::now();
+        while t0.elapsed() < config.lameduck && exited.load(Ordering::Acquire) == 0 {
+            if signals.pending().any(|s| s == SIGINT) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
     stop.store(true, Ordering::Release);
     let mut failed = false;

@@ -1,0 +1,68 @@
+//! health: an HTTP `/health` endpoint that answers 200 `OK` while the process runs, and the
+//! lameduck time a stop waits while still serving. Process-wide; the endpoint itself runs in
+//! the runtime, off the query path.
+
+use crate::corefile::{Dispenser, Error};
+use crate::plugin::{
+    BlockSetup, CoreInfo, Handler, Plugin, Request, Status, duration, http_listen_addr,
+};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Configuration-only: records the address and lameduck in the block setup.
+pub struct Health;
+
+/// CoreDNS's default address, `:8080`.
+const DEFAULT: &str = ":8080";
+
+impl Plugin for Health {
+    const NAME: &'static str = "health";
+    type Config = ();
+
+    fn setup(d: &mut Dispenser<'_>, block: &mut BlockSetup) -> Result<(), Error> {
+        let mut seen = false;
+        while d.next() {
+            if seen {
+                return Err(d.err("this plugin can only be used once per Server Block"));
+            }
+            seen = true;
+            let args = d.remaining_args();
+            let addr = match args.as_slice() {
+                [] => DEFAULT.to_string(),
+                [a] => a.clone(),
+                _ => return Err(d.arg_err()),
+            };
+            let addr =
+                http_listen_addr(&addr).map_err(|e| d.err(&format!("plugin/health: {e}")))?;
+            let mut lameduck = Duration::ZERO;
+            while d.next_block() {
+                match d.val() {
+                    "lameduck" => {
+                        let a = d.remaining_args();
+                        let [v] = a.as_slice() else {
+                            return Err(d.arg_err());
+                        };
+                        lameduck = duration::parse(v).map_err(|e| {
+                            d.err(&format!(
+                                "plugin/health: unable to parse lameduck duration value: '{v}': {e}"
+                            ))
+                        })?;
+                    }
+                    other => {
+                        return Err(d.err(&format!("plugin/health: unknown property '{other}'")));
+                    }
+                }
+            }
+            block.health = Some((addr, lameduck));
+        }
+        Ok(())
+    }
+
+    fn build(_config: &Arc<()>, _core: &CoreInfo) -> Option<Self> {
+        None
+    }
+
+    async fn serve<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> Status {
+        next.serve(req).await
+    }
+}
