@@ -36,10 +36,7 @@ impl Plugin for Errors {
         let mut patterns = Vec::new();
         let mut seen = false;
         while d.next() {
-            if seen {
-                return Err(d.err("this plugin can only be used once per Server Block"));
-            }
-            seen = true;
+            crate::plugin::once_per_block(d, &mut seen)?;
             let args = d.remaining_args();
             match args.as_slice() {
                 [] => {}

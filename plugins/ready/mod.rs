@@ -16,10 +16,7 @@ impl Plugin for Ready {
     fn setup(d: &mut Dispenser<'_>, block: &mut BlockSetup) -> Result<(), Error> {
         let mut seen = false;
         while d.next() {
-            if seen {
-                return Err(d.err("this plugin can only be used once per Server Block"));
-            }
-            seen = true;
+            crate::plugin::once_per_block(d, &mut seen)?;
             let args = d.remaining_args();
             let addr = match args.as_slice() {
                 [] => ":8181".to_string(),

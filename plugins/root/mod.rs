@@ -14,10 +14,7 @@ impl Plugin for Root {
     fn setup(d: &mut Dispenser<'_>, block: &mut BlockSetup) -> Result<(), Error> {
         let mut seen = false;
         while d.next() {
-            if seen {
-                return Err(d.err("this plugin can only be used once per Server Block"));
-            }
-            seen = true;
+            crate::plugin::once_per_block(d, &mut seen)?;
             if !d.next_arg() {
                 return Err(d.arg_err());
             }

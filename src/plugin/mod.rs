@@ -49,6 +49,15 @@ pub trait Plugin: Sized + 'static {
     fn after_batch(&self) {}
 }
 
+/// CoreDNS's `plugin.ErrOnce` for setups that take one directive per block: call it on
+/// every occurrence with the same `seen` flag.
+pub fn once_per_block(d: &Dispenser<'_>, seen: &mut bool) -> Result<(), Error> {
+    if std::mem::replace(seen, true) {
+        return Err(d.err("this plugin can only be used once per Server Block"));
+    }
+    Ok(())
+}
+
 /// Calls `next`, or fails as CoreDNS's `NextOrFailure` does when nothing follows `name` in
 /// the chain: SERVFAIL with `plugin/NAME: no next plugin found`.
 pub async fn next_or_failure<N: Handler>(
