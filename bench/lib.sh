@@ -429,3 +429,13 @@ EOF
   # shellcheck disable=SC2034
   SRV_CMD=(unbound -d -c "$dir/unbound-cache.conf")
 }
+
+# ringdns-whoami-spin: whoami with `spin_before_park 50us` in the global block, to measure what
+# polling before sleeping buys under load.
+srv_ringdns_whoami_spin_check() { srv_ringdns_whoami_check; }
+srv_ringdns_whoami_spin_cmd() {
+  local port=$1 dir=$2
+  printf '{\n spin_before_park 50us\n}\n.:%s {\n whoami\n}\n' "$port" >"$dir/Corefile.ringdns-whoami-spin"
+  # shellcheck disable=SC2034
+  SRV_CMD=("$RINGDNS_BIN" -conf "$dir/Corefile.ringdns-whoami-spin")
+}

@@ -106,7 +106,8 @@ pub fn run(config: Config, quiet: bool) -> Result<(), String> {
         );
         let builder = LocalExecutorBuilder::new(Placement::Fixed(cpu))
             .name(&format!("ringdns-core-{index}"))
-            .io_memory(config.tuning.io_memory);
+            .io_memory(config.tuning.io_memory)
+            .spin_before_park(config.tuning.spin_before_park);
         let handle = builder
             .spawn(move || async move {
                 let _guard = ExitGuard(exited);
