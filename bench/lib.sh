@@ -158,7 +158,12 @@ ringdns_ok() {
 srv_ringdns_whoami_check() { ringdns_ok ringdns-whoami; }
 srv_ringdns_whoami_cmd() {
   local port=$1 dir=$2
-  printf '.:%s {\n whoami\n}\n' "$port" >"$dir/Corefile.ringdns-whoami"
+  # RINGDNS_GLOBAL: lines for the global block (e.g. "udp_batch 8"), to measure a knob.
+  if [[ -n ${RINGDNS_GLOBAL:-} ]]; then
+    printf '{\n %s\n}\n.:%s {\n whoami\n}\n' "$RINGDNS_GLOBAL" "$port" >"$dir/Corefile.ringdns-whoami"
+  else
+    printf '.:%s {\n whoami\n}\n' "$port" >"$dir/Corefile.ringdns-whoami"
+  fi
   # shellcheck disable=SC2034
   SRV_CMD=("$RINGDNS_BIN" -conf "$dir/Corefile.ringdns-whoami")
 }
