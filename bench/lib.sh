@@ -154,29 +154,28 @@ ringdns_ok() {
   fi
 }
 
-# ringdns-whoami: ringdns with the whoami plugin (answers any name).
-srv_ringdns_whoami_check() { ringdns_ok ringdns-whoami; }
-srv_ringdns_whoami_cmd() {
-  local port=$1 dir=$2
-  # RINGDNS_GLOBAL: lines for the global block (e.g. "udp_batch 8"), to measure a knob.
-  if [[ -n ${RINGDNS_GLOBAL:-} ]]; then
-    printf '{\n %s\n}\n.:%s {\n whoami\n}\n' "$RINGDNS_GLOBAL" "$port" >"$dir/Corefile.ringdns-whoami"
+# whoami_conf NAME PORT DIR [GLOBAL]: a whoami Corefile (with GLOBAL as the global block's
+# lines when given) and SRV_CMD for it.
+whoami_conf() {
+  local name=$1 port=$2 dir=$3 global=${4:-}
+  if [[ -n $global ]]; then
+    printf '{\n %s\n}\n.:%s {\n whoami\n}\n' "$global" "$port" >"$dir/Corefile.$name"
   else
-    printf '.:%s {\n whoami\n}\n' "$port" >"$dir/Corefile.ringdns-whoami"
+    printf '.:%s {\n whoami\n}\n' "$port" >"$dir/Corefile.$name"
   fi
   # shellcheck disable=SC2034
-  SRV_CMD=("$RINGDNS_BIN" -conf "$dir/Corefile.ringdns-whoami")
+  SRV_CMD=("$RINGDNS_BIN" -conf "$dir/Corefile.$name")
 }
+
+# ringdns-whoami: ringdns with the whoami plugin (answers any name). RINGDNS_GLOBAL: lines for
+# its global block (e.g. "udp_batch 8"), to measure a tuning knob.
+srv_ringdns_whoami_check() { ringdns_ok ringdns-whoami; }
+srv_ringdns_whoami_cmd() { whoami_conf ringdns-whoami "$1" "$2" "${RINGDNS_GLOBAL:-}"; }
 
 # ringdns-whoami-glommio: the same with glommio's one-datagram-per-syscall UDP backend, to
 # measure what the batched recvmmsg/sendmmsg backend buys.
 srv_ringdns_whoami_glommio_check() { ringdns_ok ringdns-whoami-glommio; }
-srv_ringdns_whoami_glommio_cmd() {
-  local port=$1 dir=$2
-  printf '{\n udp_backend glommio\n}\n.:%s {\n whoami\n}\n' "$port" >"$dir/Corefile.ringdns-whoami-glommio"
-  # shellcheck disable=SC2034
-  SRV_CMD=("$RINGDNS_BIN" -conf "$dir/Corefile.ringdns-whoami-glommio")
-}
+srv_ringdns_whoami_glommio_cmd() { whoami_conf ringdns-whoami-glommio "$1" "$2" "udp_backend glommio"; }
 
 # ---- forward workload: the upstream and the forwarders --------------------------------------
 # All forwarders send to the one NSD that run.sh starts on 127.0.0.1:UPSTREAM_PORT, which is
@@ -296,9 +295,12 @@ EOF
 srv_unbound_fwd_check() {
   command -v unbound >/dev/null || { echo "unbound not installed: skipping unbound-fwd" >&2; return 1; }
 }
-srv_unbound_fwd_cmd() {
-  local port=$1 dir=$2
-  cat >"$dir/unbound-fwd.conf" <<EOF
+# unbound_conf NAME PORT DIR: unbound forwarding bench.test. to the NSD, written to
+# DIR/NAME.conf with the cache lines read from stdin, and SRV_CMD for it.
+unbound_conf() {
+  local name=$1 port=$2 dir=$3 cache_lines
+  cache_lines=$(cat)
+  cat >"$dir/$name.conf" <<EOF
 server:
   interface: 127.0.0.1@$port
   port: $port
@@ -317,13 +319,7 @@ server:
   qname-minimisation: no
   do-not-query-localhost: no
   local-zone: "test." nodefault
-  msg-cache-size: 0
-  msg-cache-slabs: 1
-  rrset-cache-size: 0
-  rrset-cache-slabs: 1
-  key-cache-size: 0
-  key-cache-slabs: 1
-  neg-cache-size: 0
+$cache_lines
   prefetch: no
 remote-control:
   control-enable: no
@@ -332,7 +328,19 @@ forward-zone:
   forward-addr: 127.0.0.1@$UPSTREAM_PORT
 EOF
   # shellcheck disable=SC2034
-  SRV_CMD=(unbound -d -c "$dir/unbound-fwd.conf")
+  SRV_CMD=(unbound -d -c "$dir/$name.conf")
+}
+
+srv_unbound_fwd_cmd() {
+  unbound_conf unbound-fwd "$1" "$2" <<EOF
+  msg-cache-size: 0
+  msg-cache-slabs: 1
+  rrset-cache-size: 0
+  rrset-cache-slabs: 1
+  key-cache-size: 0
+  key-cache-slabs: 1
+  neg-cache-size: 0
+EOF
 }
 
 # ---- cache workload: the same upstream, caching forwarders ----------------------------------
@@ -403,44 +411,4 @@ EOF
 srv_unbound_cache_check() {
   command -v unbound >/dev/null || { echo "unbound not installed: skipping unbound-cache" >&2; return 1; }
 }
-srv_unbound_cache_cmd() {
-  local port=$1 dir=$2
-  cat >"$dir/unbound-cache.conf" <<EOF
-server:
-  interface: 127.0.0.1@$port
-  port: $port
-  outgoing-interface: 127.0.0.1
-  do-ip6: no
-  num-threads: 1
-  do-daemonize: no
-  use-syslog: no
-  logfile: ""
-  verbosity: 1
-  username: ""
-  chroot: ""
-  directory: "$dir"
-  pidfile: ""
-  module-config: "iterator"
-  qname-minimisation: no
-  do-not-query-localhost: no
-  local-zone: "test." nodefault
-  prefetch: no
-remote-control:
-  control-enable: no
-forward-zone:
-  name: "bench.test."
-  forward-addr: 127.0.0.1@$UPSTREAM_PORT
-EOF
-  # shellcheck disable=SC2034
-  SRV_CMD=(unbound -d -c "$dir/unbound-cache.conf")
-}
-
-# ringdns-whoami-spin: whoami with `spin_before_park 50us` in the global block, to measure what
-# polling before sleeping buys under load.
-srv_ringdns_whoami_spin_check() { srv_ringdns_whoami_check; }
-srv_ringdns_whoami_spin_cmd() {
-  local port=$1 dir=$2
-  printf '{\n spin_before_park 50us\n}\n.:%s {\n whoami\n}\n' "$port" >"$dir/Corefile.ringdns-whoami-spin"
-  # shellcheck disable=SC2034
-  SRV_CMD=("$RINGDNS_BIN" -conf "$dir/Corefile.ringdns-whoami-spin")
-}
+srv_unbound_cache_cmd() { unbound_conf unbound-cache "$1" "$2" </dev/null; }
