@@ -10,11 +10,8 @@
 
 mod common;
 
-use std::io::Read;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, UdpSocket};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// The port the README examples use.
@@ -124,120 +121,23 @@ fn with_port(corefile: &str, port: u16) -> String {
     out
 }
 
-/// A started example; the process is stopped (by its PID) on drop.
-struct Running {
-    child: Child,
-    stdout: Arc<Mutex<String>>,
-    stderr: Arc<Mutex<String>>,
-    _dir: common::TempDir,
-}
-
-fn collect(mut r: impl Read + Send + 'static, into: Arc<Mutex<String>>) {
-    std::thread::spawn(move || {
-        let mut buf = [0u8; 4096];
-        loop {
-            match r.read(&mut buf) {
-                Ok(0) | Err(_) => break,
-                Ok(n) => into
-                    .lock()
-                    .unwrap()
-                    .push_str(&String::from_utf8_lossy(&buf[..n])),
-            }
-        }
-    });
-}
-
-impl Running {
-    fn start(corefile: &str, port: u16) -> Running {
-        let dir = common::TempDir::new();
-        let conf = dir.write("Corefile", corefile);
-        let mut child = Command::new(common::binary())
-            .arg("-conf")
-            .arg(&conf)
-            .arg("-dns.port")
-            .arg(port.to_string())
-            .current_dir(&dir.0)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start ringdns");
-        let stdout = Arc::new(Mutex::new(String::new()));
-        let stderr = Arc::new(Mutex::new(String::new()));
-        collect(child.stdout.take().unwrap(), stdout.clone());
-        collect(child.stderr.take().unwrap(), stderr.clone());
-        Running {
-            child,
-            stdout,
-            stderr,
-            _dir: dir,
-        }
-    }
-
-    fn output(&self) -> String {
-        format!(
-            "stdout:\n{}\nstderr:\n{}",
-            self.stdout.lock().unwrap(),
-            self.stderr.lock().unwrap()
-        )
-    }
-
-    /// Waits for the start-up banner (printed once every core serves); Err if the process
-    /// exits first or takes too long.
-    fn wait_banner(&mut self) -> Result<(), String> {
-        let t0 = Instant::now();
-        let version = format!("ringdns-{}", env!("CARGO_PKG_VERSION"));
-        while t0.elapsed() < Duration::from_secs(20) {
-            if self.stdout.lock().unwrap().contains(&version) {
-                return Ok(());
-            }
-            if let Ok(Some(status)) = self.child.try_wait() {
-                // Let the reader threads take the last bytes.
-                std::thread::sleep(Duration::from_millis(100));
-                return Err(format!("exited with {status} before serving"));
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        Err("printed no start-up banner within 20s".into())
-    }
-
-    /// The address to query: a bound address from the banner (`zone:port on ADDR`), loopback
-    /// preferred; 127.0.0.1 when the block listens on the wildcard.
-    fn target(&self, port: u16) -> SocketAddr {
-        let out = self.stdout.lock().unwrap();
-        let suffix = format!(":{port} on ");
-        let bound: Vec<IpAddr> = out
-            .lines()
-            .filter_map(|l| l.split_once(&suffix))
-            .filter_map(|(_, a)| a.trim().parse().ok())
-            .collect();
-        let ip = bound
-            .iter()
-            .find(|a| a.is_loopback())
-            .or(bound.first())
-            .copied()
-            .unwrap_or(IpAddr::V4(Ipv4Addr::LOCALHOST));
-        SocketAddr::new(ip, port)
-    }
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        // Once `try_wait` has reaped the process its PID may belong to someone else.
-        if let Ok(Some(_)) = self.child.try_wait() {
-            return;
-        }
-        common::send_signal(self.child.id(), "TERM");
-        let t0 = Instant::now();
-        while t0.elapsed() < Duration::from_secs(5) {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// The address to query: a bound address from the banner (`zone:port on ADDR`), loopback
+/// preferred; 127.0.0.1 when the block listens on the wildcard.
+fn target(server: &common::Server) -> SocketAddr {
+    let out = server.stdout();
+    let suffix = format!(":{} on ", server.port);
+    let bound: Vec<IpAddr> = out
+        .lines()
+        .filter_map(|l| l.split_once(&suffix))
+        .filter_map(|(_, a)| a.trim().parse().ok())
+        .collect();
+    let ip = bound
+        .iter()
+        .find(|a| a.is_loopback())
+        .or(bound.first())
+        .copied()
+        .unwrap_or(IpAddr::V4(Ipv4Addr::LOCALHOST));
+    SocketAddr::new(ip, server.port)
 }
 
 /// Sends `packet` to `to` and returns the reply with the same ID, if one comes within `wait`.
@@ -269,23 +169,26 @@ fn exchange(to: SocketAddr, packet: &[u8], wait: Duration) -> Option<Vec<u8>> {
 fn check_example(corefile: &str) -> Result<(), String> {
     let port = common::free_port();
     let text = with_port(corefile, port.port);
-    let mut server = Running::start(&text, port.port);
-    if let Err(e) = server.wait_banner() {
-        return Err(format!("{e}\nCorefile:\n{text}{}", server.output()));
-    }
-    let to = server.target(port.port);
+    let dns_port = port.port.to_string();
+    let server = common::Server::try_start_on(port, &text, &["-dns.port", &dns_port])
+        .map_err(|e| format!("{e}\nCorefile:\n{text}"))?;
+    let to = target(&server);
     for i in 0..ATTEMPTS {
         let q = common::query(0x5300 + i as u16, "example.org.", 1);
         if let Some(reply) = exchange(to, &q, Duration::from_secs(2)) {
             if reply[2] & 0x80 == 0 {
-                return Err(format!("the reply has no QR bit\n{}", server.output()));
+                return Err(format!(
+                    "the reply has no QR bit\nstdout:\n{}",
+                    server.stdout()
+                ));
             }
             return Ok(());
         }
     }
     Err(format!(
-        "no reply to {ATTEMPTS} queries for example.org. A sent to {to}\nCorefile:\n{text}{}",
-        server.output()
+        "no reply to {ATTEMPTS} queries for example.org. A sent to {to}\nCorefile:\n{text}\nstdout:\n{}\nstderr:\n{}",
+        server.stdout(),
+        server.stderr()
     ))
 }
 

@@ -119,6 +119,22 @@ impl Server {
     }
 
     fn launch(port_number: u16, claim: Option<Port>, corefile: &str, args: &[&str]) -> Server {
+        Self::try_launch(port_number, claim, corefile, args).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// Starts ringdns on `corefile` (already written for `port`) and waits until it serves;
+    /// Err, with its output, when it exits or stays silent instead.
+    pub fn try_start_on(port: Port, corefile: &str, args: &[&str]) -> Result<Server, String> {
+        let n = port.port;
+        Self::try_launch(n, Some(port), corefile, args)
+    }
+
+    fn try_launch(
+        port_number: u16,
+        claim: Option<Port>,
+        corefile: &str,
+        args: &[&str],
+    ) -> Result<Server, String> {
         let dir = TempDir::new();
         let conf = dir.write("Corefile", corefile);
         let mut child = Command::new(binary())
@@ -143,36 +159,39 @@ impl Server {
             stderr,
             _port: claim,
         };
-        s.wait_ready();
-        s
+        s.wait_ready()?;
+        Ok(s)
     }
 
-    fn wait_ready(&mut self) {
+    fn wait_ready(&mut self) -> Result<(), String> {
         let t0 = Instant::now();
         let q = query(1, "ready.probe.", 1);
         while t0.elapsed() < Duration::from_secs(20) {
             if let Some(Ok(Some(status))) = self.child.as_mut().map(|c| c.try_wait()) {
                 // Reaped: never signal that PID again.
                 self.child = None;
-                panic!(
+                // Let the reader threads take the last bytes.
+                std::thread::sleep(Duration::from_millis(100));
+                return Err(format!(
                     "ringdns exited with {status} before answering\nstdout:\n{}\nstderr:\n{}",
                     self.stdout(),
                     self.stderr()
-                );
+                ));
             }
             // The banner comes once every core serves; a server that delays its answers
             // (erratic) shows it before the probe below could see an answer.
             if self.stdout().contains("\nringdns-") || self.stdout().starts_with("ringdns-") {
-                return;
+                return Ok(());
             }
             if udp_exchange(self.port, &q, Duration::from_millis(100)).is_some() {
-                return;
+                return Ok(());
             }
         }
-        panic!(
-            "ringdns did not answer within 20s\nstderr:\n{}",
+        Err(format!(
+            "ringdns did not answer within 20s\nstdout:\n{}\nstderr:\n{}",
+            self.stdout(),
             self.stderr()
-        );
+        ))
     }
 
     pub fn addr(&self) -> SocketAddr {
