@@ -4,7 +4,7 @@
 
 use crate::corefile::{Dispenser, Error};
 use crate::plugin::{
-    BlockSetup, CoreInfo, Handler, Plugin, Request, Status, duration, http_listen_addr,
+    BlockSetup, CoreInfo, Handler, Plugin, Request, Status, duration, http_addr_arg,
 };
 use std::sync::Arc;
 use std::time::Duration;
@@ -23,14 +23,7 @@ impl Plugin for Health {
         let mut seen = false;
         while d.next() {
             crate::plugin::once_per_block(d, &mut seen)?;
-            let args = d.remaining_args();
-            let addr = match args.as_slice() {
-                [] => DEFAULT.to_string(),
-                [a] => a.clone(),
-                _ => return Err(d.arg_err()),
-            };
-            let addr =
-                http_listen_addr(&addr).map_err(|e| d.err(&format!("plugin/health: {e}")))?;
+            let addr = http_addr_arg(d, Self::NAME, DEFAULT)?;
             let mut lameduck = Duration::ZERO;
             while d.next_block() {
                 match d.val() {

@@ -3,7 +3,7 @@
 //! the runtime, off the query path.
 
 use crate::corefile::{Dispenser, Error};
-use crate::plugin::{BlockSetup, CoreInfo, Handler, Plugin, Request, Status, http_listen_addr};
+use crate::plugin::{BlockSetup, CoreInfo, Handler, Plugin, Request, Status, http_addr_arg};
 use std::sync::Arc;
 
 /// Configuration-only: records the address in the block setup.
@@ -17,16 +17,10 @@ impl Plugin for Ready {
         let mut seen = false;
         while d.next() {
             crate::plugin::once_per_block(d, &mut seen)?;
-            let args = d.remaining_args();
-            let addr = match args.as_slice() {
-                [] => ":8181".to_string(),
-                [a] => a.clone(),
-                _ => return Err(d.arg_err()),
-            };
+            let addr = http_addr_arg(d, Self::NAME, ":8181")?;
             if d.next_block() {
                 return Err(d.err(&format!("plugin/ready: unknown property '{}'", d.val())));
             }
-            let addr = http_listen_addr(&addr).map_err(|e| d.err(&format!("plugin/ready: {e}")))?;
             block.ready = Some(addr);
         }
         Ok(())

@@ -91,3 +91,19 @@ pub fn http_listen_addr(text: &str) -> Result<SocketAddr, String> {
         .next()
         .ok_or_else(|| format!("invalid address '{text}'"))
 }
+
+/// The optional ADDRESS argument of an HTTP endpoint directive (`health`, `ready`): none
+/// means `default`; more than one is an argument error. Errors name the plugin.
+pub fn http_addr_arg(
+    d: &mut crate::corefile::Dispenser<'_>,
+    plugin: &str,
+    default: &str,
+) -> Result<SocketAddr, crate::corefile::Error> {
+    let args = d.remaining_args();
+    let text = match args.as_slice() {
+        [] => default,
+        [a] => a.as_str(),
+        _ => return Err(d.arg_err()),
+    };
+    http_listen_addr(text).map_err(|e| d.err(&format!("plugin/{plugin}: {e}")))
+}
