@@ -646,3 +646,36 @@ fn chaos_class_queries_are_forwarded_not_refused() {
     );
     assert_eq!(m.metadata.response_code, ResponseCode::Refused);
 }
+
+#[test]
+fn max_idle_conns_closes_the_surplus_idle_connections() {
+    // More than 32 queries in flight (the pipeline cap per connection) need several upstream
+    // connections; once they are answered the connections idle.
+    let slow = Server::start(|p| {
+        format!("{{\n workers 1\n}}\n.:{p} {{\n erratic {{\n  delay 1 300ms\n }}\n}}\n")
+    });
+    let f = forwarder(&format!(
+        " forward . 127.0.0.1:{} {{\n  force_tcp\n  max_idle_conns 1\n  expire 1h\n }}",
+        slow.port
+    ));
+    std::thread::sleep(Duration::from_millis(1600));
+    let before = fds(f.pid());
+    let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+    sock.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    for i in 0..40u16 {
+        sock.send_to(&query(i, &format!("m{i}.test."), A), ("127.0.0.1", f.port))
+            .unwrap();
+    }
+    let mut buf = [0u8; 512];
+    for _ in 0..40 {
+        sock.recv_from(&mut buf).unwrap();
+    }
+    let busy = fds(f.pid());
+    assert!(
+        busy >= before + 2,
+        "more than one connection was needed: {before} -> {busy}"
+    );
+    // The janitor (every second) closes the idle surplus down to one.
+    std::thread::sleep(Duration::from_millis(1600));
+    assert_eq!(fds(f.pid()), before + 1, "one idle connection kept");
+}

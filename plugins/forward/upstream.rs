@@ -364,10 +364,20 @@ fn take_stale<S>(pool: &RefCell<Vec<Rc<Conn<S>>>>, now: Instant, cfg: &ForwardCo
 where
     S: futures_lite::io::AsyncRead + futures_lite::io::AsyncWrite + Unpin + 'static,
 {
+    // `max_idle_conns`: connections with nothing pending beyond this many are closed, the
+    // longest-open first (the pool is in dial order).
+    let mut idle = pool.borrow().iter().filter(|c| !c.has_pending()).count();
     pool.borrow_mut().retain(|c| {
         let aged = !cfg.max_age.is_zero() && c.age(now) >= cfg.max_age;
-        let keep = !c.is_closed() && !c.idle_expired(now, cfg.expire) && (!aged || c.has_pending());
+        let surplus = cfg.max_idle_conns > 0 && idle > cfg.max_idle_conns && !c.has_pending();
+        let keep = !c.is_closed()
+            && !c.idle_expired(now, cfg.expire)
+            && (!aged || c.has_pending())
+            && !surplus;
         if !keep {
+            if !c.has_pending() {
+                idle -= 1;
+            }
             c.shutdown();
         }
         keep
