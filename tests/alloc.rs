@@ -4,6 +4,9 @@
 //!
 //! The counter is per thread, so the test functions of this file (which libtest may run on
 //! parallel threads) and the harness's own threads do not disturb each other's counts.
+// Computing the layout of the whole chain's future (the_chain_future_stays_small) nests deeper
+// than the default limit, as in lib.rs.
+#![recursion_limit = "512"]
 
 mod common;
 
@@ -507,4 +510,42 @@ fn a_cache_hit_allocates_nothing() {
         "cache hits allocated {total} times in {} queries",
         ITERATIONS * 3
     );
+}
+
+/// Every query builds the chain's future (on the stack inline; boxed when it is deferred), so
+/// its size is paid per query: a plugin that keeps a large state inline (a TLS handshake, a
+/// timer) grows it for every plugin and every query. It was 13 KB before forward boxed its
+/// stream exchanges; keep it small.
+#[test]
+fn the_chain_future_stays_small() {
+    let core = core_for(
+        "\
+.:53 {
+    errors
+    log
+    cache
+    forward . 127.0.0.1:1 tls://127.0.0.1:2
+    erratic
+    whoami
+}
+",
+    );
+    let packet = common::query(0x1234, "example.org.", 1);
+    let query = Query::parse(&packet).expect("query parses");
+    let mut reply = Vec::new();
+    let mut req = ringdns::plugin::Request::new(
+        query,
+        v4(),
+        v4(),
+        Proto::Udp,
+        ".",
+        "dns://:53",
+        &mut reply,
+        false,
+    );
+    use ringdns::plugin::Handler;
+    let fut = core.blocks[0].chain.serve(&mut req);
+    let size = std::mem::size_of_val(&fut);
+    drop(fut);
+    assert!(size <= 4096, "the chain's future is {size} bytes");
 }

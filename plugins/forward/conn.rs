@@ -8,11 +8,11 @@
 //! read since it was sent (the upstream is silent: a dead host, lost state), and when it
 //! leaves the pool.
 
+use super::idmap::IdMap;
 use super::split::{Half, split};
 use futures_lite::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use glommio::sync::RwLock;
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
 use std::future::Future;
 use std::io;
 use std::os::fd::RawFd;
@@ -83,7 +83,7 @@ impl Future for SlotWait<'_> {
 pub struct Conn<S> {
     writer: RwLock<Half<S>>,
     fd: RawFd,
-    pending: RefCell<HashMap<u16, Rc<Slot>>>,
+    pending: RefCell<IdMap<Rc<Slot>>>,
     closed: Cell<bool>,
     born: Instant,
     last_used: Cell<Instant>,
@@ -99,7 +99,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + 'static> Conn<S> {
         let conn = Rc::new(Conn {
             writer: RwLock::new(w),
             fd,
-            pending: RefCell::new(HashMap::new()),
+            pending: RefCell::new(IdMap::default()),
             closed: Cell::new(false),
             born: now,
             last_used: Cell::new(now),

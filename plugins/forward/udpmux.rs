@@ -4,9 +4,9 @@
 //! one read per reply and one wait per burst instead of a wait per query. Sockets are
 //! replaced after `expire`, so source ports keep changing.
 
+use super::idmap::IdMap;
 use glommio::net::UdpSocket;
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
 use std::future::Future;
 use std::io::{self, Read, Write};
 use std::net::{IpAddr, SocketAddr};
@@ -70,7 +70,7 @@ fn ours(reply: &[u8], question: &[u8]) -> bool {
 /// One shared socket.
 struct Shared {
     sock: UdpSocket,
-    pending: RefCell<HashMap<u16, Rc<Slot>>>,
+    pending: RefCell<IdMap<Rc<Slot>>>,
     born: Instant,
     retired: Cell<bool>,
     mismatched: Cell<u64>,
@@ -237,7 +237,7 @@ impl UdpMux {
             let sock = super::dial::udp(self.addr, self.source)?;
             let s = Rc::new(Shared {
                 sock,
-                pending: RefCell::new(HashMap::new()),
+                pending: RefCell::new(IdMap::default()),
                 born: Instant::now(),
                 retired: Cell::new(false),
                 mismatched: Cell::new(0),
@@ -290,10 +290,9 @@ impl UdpMux {
         s.pending.borrow_mut().insert(id, slot.clone());
         let sent = match (&*s.raw()).write(query) {
             Ok(_) => Ok(()),
-            // The send buffer is full: let glommio wait for room.
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => s
-                .sock
-                .send(query)
+            // The send buffer is full: let glommio wait for room (boxed: this rare wait's
+            // state would otherwise be part of every query's future).
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Box::pin(s.sock.send(query))
                 .await
                 .map(|_| ())
                 .map_err(io::Error::from),
