@@ -17,6 +17,46 @@ pub struct CoreBlock<H> {
     pub stacktrace: bool,
     /// No plugin answers in this block: every query gets REFUSED.
     pub empty: bool,
+    /// Whether the inline pass is worth trying (see [`InlineOdds`]).
+    pub inline: InlineOdds,
+}
+
+/// How many inline passes in a row must defer before the block stops trying them.
+const DEFER_STREAK: u32 = 8;
+
+/// While skipping, one query in this many still tries the inline pass, so a block whose
+/// queries start being answered inline (a cache that warmed up) goes back to it.
+const RETRY_EVERY: u32 = 64;
+
+/// Learns whether a block answers inline. A block whose queries all wait (forward without a
+/// cache in front) pays for an inline pass that only defers and then for the task; after
+/// [`DEFER_STREAK`] deferrals in a row its queries go straight to the task, which serves
+/// them exactly as it serves a background refresh (the chain sees `can_wait()` and no note).
+#[derive(Debug, Default)]
+pub struct InlineOdds {
+    streak: Cell<u32>,
+    skipped: Cell<u32>,
+}
+
+impl InlineOdds {
+    /// Whether the next query should try the inline pass.
+    pub fn try_inline(&self) -> bool {
+        if self.streak.get() < DEFER_STREAK {
+            return true;
+        }
+        let n = self.skipped.get().wrapping_add(1);
+        self.skipped.set(n);
+        n % RETRY_EVERY == 0
+    }
+
+    /// Records how an inline pass ended.
+    pub fn record(&self, deferred: bool) {
+        if deferred {
+            self.streak.set(self.streak.get().saturating_add(1));
+        } else {
+            self.streak.set(0);
+        }
+    }
 }
 
 /// A listener as the core serves it.
@@ -92,6 +132,7 @@ impl CoreServer<crate::chain::Chain> {
                     debug: b.setup.debug,
                     stacktrace: b.setup.stacktrace,
                     empty,
+                    inline: InlineOdds::default(),
                 }
             })
             .collect();

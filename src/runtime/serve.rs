@@ -173,6 +173,9 @@ pub fn serve_inline<H: Handler>(
     if block.empty {
         return error_reply(&query, REFUSED, proto, reply);
     }
+    if !block.inline.try_inline() {
+        return Verdict::Defer(None);
+    }
     let mut req = Request::new(query, client, l.local, proto, zone, &l.name, reply, false);
     let polled = {
         let mut fut = pin!(block.chain.serve(&mut req));
@@ -183,6 +186,12 @@ pub fn serve_inline<H: Handler>(
             std::panic::catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(&mut cx)))
         }
     };
+    let deferred = match &polled {
+        Ok(Poll::Ready(s)) => s.is_deferred(),
+        Ok(Poll::Pending) => true,
+        Err(_) => false,
+    };
+    block.inline.record(deferred);
     match polled {
         Ok(Poll::Ready(status)) if !status.is_deferred() => {
             queue_refresh(core, l.index, &req);
@@ -354,6 +363,7 @@ mod tests {
             debug,
             stacktrace: false,
             empty: false,
+            inline: Default::default(),
         };
         CoreServer::new(vec![block], vec![listener])
     }
@@ -419,5 +429,33 @@ mod tests {
         ));
         assert_eq!(v, Verdict::Send);
         assert_eq!(reply[3] & 0x0f, NOERROR);
+    }
+
+    #[test]
+    fn a_block_whose_queries_all_wait_stops_trying_them_inline() {
+        let c = core(Test::WritesWhenItMayWait, false);
+        let mut reply = Vec::new();
+        // The first queries try the inline pass (the plugin leaves its note)...
+        for _ in 0..8 {
+            assert_eq!(inline(&c, &mut reply), Verdict::Defer(Some(7)));
+        }
+        // ...then they go straight to the task, without a pass that would leave a note,
+        // except one in 64 that tries again.
+        let skipped = (0..64)
+            .filter(|_| inline(&c, &mut reply) == Verdict::Defer(None))
+            .count();
+        assert_eq!(skipped, 63);
+    }
+
+    #[test]
+    fn an_answer_inline_brings_the_inline_pass_back() {
+        let odds = crate::runtime::core::InlineOdds::default();
+        for _ in 0..8 {
+            assert!(odds.try_inline());
+            odds.record(true);
+        }
+        assert!(!odds.try_inline());
+        odds.record(false);
+        assert!(odds.try_inline());
     }
 }
