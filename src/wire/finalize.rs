@@ -78,6 +78,11 @@ fn scan(msg: &[u8]) -> Option<Scan> {
 /// Never allocates when `reply` has room for the OPT.
 pub fn finalize(reply: &mut Vec<u8>, query: &Query<'_>, max_size: usize) {
     let limit = max_size.clamp(MIN_UDP_SIZE, MAX_MSG_SIZE);
+    if query.opt().is_none() && reply.len() <= limit {
+        // Nothing to add and nothing to cut: the reply stays as it is (the walk below would
+        // only find that out).
+        return;
+    }
     let Some(s) = scan(reply) else { return };
     let opt = match query.opt() {
         None => {
