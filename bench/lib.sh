@@ -267,6 +267,16 @@ srv_ringdns_fwd_cmd() {
   SRV_CMD=("$RINGDNS_BIN" -conf "$dir/Corefile.ringdns-fwd")
 }
 
+# ringdns-fwd-base: the same Corefile served by another ringdns binary (RINGDNS_BASE_BIN), to
+# compare two builds in the same rounds (A/B) instead of across runs.
+srv_ringdns_fwd_base_check() {
+  [[ -x ${RINGDNS_BASE_BIN:-} ]] || { echo "RINGDNS_BASE_BIN is not an executable: skipping ringdns-fwd-base" >&2; return 1; }
+}
+srv_ringdns_fwd_base_cmd() {
+  srv_ringdns_fwd_cmd "$@"
+  SRV_CMD[0]=$RINGDNS_BASE_BIN
+}
+
 # dnsdist-fwd: dnsdist with one backend (the NSD) and no packet cache (none is configured),
 # no console (no controlSocket; --supervised keeps it from reading one on stdin), no security
 # polling (it would query the outside), health checks on the zone's SOA once a second.
