@@ -13,6 +13,7 @@ mod resolvconf;
 mod setup;
 mod split;
 mod tls;
+mod udpio;
 mod udpmux;
 mod upstream;
 
@@ -153,6 +154,8 @@ impl Plugin for Forward {
     }
 
     fn build(config: &Arc<Config>, core: &CoreInfo) -> Option<Self> {
+        // One receive buffer for all of this core's upstream sockets.
+        let rx = Rc::new(RefCell::new(udpio::Receiver::default()));
         let rules = config
             .rules
             .iter()
@@ -163,7 +166,7 @@ impl Plugin for Forward {
                     .upstreams
                     .iter()
                     .cloned()
-                    .map(|u| UpstreamCore::new(u, r.cfg.source_address))
+                    .map(|u| UpstreamCore::new(u, r.cfg.source_address, rx.clone()))
                     .collect(),
                 rr: Cell::new(core.index),
                 counters: Arc::new(RuleCounters::default()),

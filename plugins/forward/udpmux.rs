@@ -1,15 +1,19 @@
 //! UDP to one upstream from one core: a few connected sockets on random source ports, each
-//! shared by many queries at once. A reader task per socket drains replies with
-//! non-blocking reads and hands each to the query waiting for its ID, so a busy socket costs
-//! one read per reply and one wait per burst instead of a wait per query. Sockets are
+//! shared by many queries at once. A sender task per socket sends the queries queued during
+//! one executor turn with one sendmmsg; a reader task per socket drains replies with
+//! non-blocking recvmmsg calls and hands each to the query waiting for its ID, so a busy
+//! socket costs a fraction of a syscall per query and one wait per burst. Sockets are
 //! replaced after `expire`, so source ports keep changing.
 
 use super::idmap::IdMap;
+use super::udpio::{self, OutQueue, Receiver, Sender};
 use glommio::net::UdpSocket;
+use nix::errno::Errno;
 use std::cell::{Cell, RefCell};
 use std::future::Future;
-use std::io::{self, Read, Write};
+use std::io;
 use std::net::{IpAddr, SocketAddr};
+use std::os::fd::{AsRawFd, RawFd};
 use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
@@ -71,9 +75,27 @@ fn ours(reply: &[u8], question: &[u8]) -> bool {
 struct Shared {
     sock: UdpSocket,
     pending: RefCell<IdMap<Rc<Slot>>>,
+    /// Queries waiting for the sender task, and the task's waker.
+    out: RefCell<OutQueue>,
+    out_waker: RefCell<Option<Waker>>,
     born: Instant,
     retired: Cell<bool>,
     mismatched: Cell<u64>,
+}
+
+/// Completes when queries wait to be sent or the socket is retired.
+struct OutReady<'a>(&'a Shared);
+
+impl Future for OutReady<'_> {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if !self.0.out.borrow().is_empty() || self.0.retired.get() {
+            return Poll::Ready(());
+        }
+        *self.0.out_waker.borrow_mut() = Some(cx.waker().clone());
+        Poll::Pending
+    }
 }
 
 impl Shared {
@@ -81,20 +103,107 @@ impl Shared {
         socket2_04::SockRef::from(&self.sock)
     }
 
+    fn fd(&self) -> RawFd {
+        self.sock.as_raw_fd()
+    }
+
+    /// Queues a query for the sender task (which sends after the other ready tasks had
+    /// their turn, so theirs join the same sendmmsg).
+    fn queue(&self, id: u16, query: &[u8]) {
+        self.out.borrow_mut().push(id, query);
+        if let Some(w) = self.out_waker.borrow_mut().take() {
+            w.wake();
+        }
+    }
+
+    /// No new queries: the sender ends once its queue is empty, the reader once the last
+    /// waiting query is done.
+    fn retire(&self) {
+        self.retired.set(true);
+        if let Some(w) = self.out_waker.borrow_mut().take() {
+            w.wake();
+        }
+        self.close_if_done();
+    }
+
+    /// Sends what is queued, in batches, until the socket is retired with nothing queued.
+    async fn send_loop(self: Rc<Self>) {
+        let mut tx = Sender::default();
+        let mut batch = OutQueue::default();
+        loop {
+            OutReady(&self).await;
+            // Let the other ready tasks run first: their queries join this batch.
+            futures_lite::future::yield_now().await;
+            std::mem::swap(&mut *self.out.borrow_mut(), &mut batch);
+            if batch.is_empty() {
+                if self.retired.get() {
+                    return;
+                }
+                continue;
+            }
+            self.send_all(&mut tx, &batch).await;
+            batch.clear();
+        }
+    }
+
+    /// Sends `batch` with as few sendmmsg calls as the kernel allows; a query that cannot be
+    /// sent fails with its error.
+    async fn send_all(&self, tx: &mut Sender, batch: &OutQueue) {
+        let mut done = 0;
+        while done < batch.len() {
+            match tx.send(self.fd(), batch, done) {
+                Ok(n) if n > 0 => done += n,
+                Err(Errno::EINTR) => {}
+                // The send buffer is full: let glommio wait for room, one query at a time.
+                Ok(_) | Err(Errno::EAGAIN) => {
+                    for i in done..batch.len() {
+                        let (id, query) = batch.get(i);
+                        if let Err(e) = self.sock.send(query).await {
+                            self.fail_one(id, io::Error::from(e).kind());
+                        }
+                    }
+                    return;
+                }
+                Err(e) => {
+                    self.fail_one(batch.get(done).0, io::Error::from(e).kind());
+                    done += 1;
+                }
+            }
+        }
+    }
+
+    /// Fails the query waiting for `id` (its send failed).
+    fn fail_one(&self, id: u16, kind: io::ErrorKind) {
+        let slot = self.pending.borrow_mut().remove(&id);
+        if let Some(s) = slot {
+            s.deliver(Err(kind));
+        }
+    }
+
     /// Drains and dispatches until the socket is empty, then waits for more.
-    async fn read_loop(self: Rc<Self>) {
-        let mut buf = vec![0u8; 65_535];
+    async fn read_loop(self: Rc<Self>, rx: Rc<RefCell<Receiver>>) {
         loop {
             loop {
-                match (&*self.raw()).read(&mut buf) {
-                    // A retired socket was shut down: its last query is done.
-                    Ok(0) if self.retired.get() => return,
-                    Ok(n) => self.dispatch(&buf[..n]),
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                let mut rx = rx.borrow_mut();
+                match rx.recv(self.fd()) {
+                    Ok(n) => {
+                        for i in 0..n {
+                            let d = rx.datagram(i);
+                            // A retired socket was shut down: its last query is done.
+                            if d.is_empty() && self.retired.get() {
+                                return;
+                            }
+                            self.dispatch(d);
+                        }
+                        if n < udpio::RECV_BATCH {
+                            break;
+                        }
+                    }
+                    Err(Errno::EAGAIN) => break,
+                    Err(Errno::EINTR) => {}
                     // An ICMP error (port unreachable, …) for this connected socket: every
                     // query waiting on it learns it now instead of timing out.
-                    Err(e) => self.fail_all(e.kind()),
+                    Err(e) => self.fail_all(io::Error::from(e).kind()),
                 }
             }
             if self.retired.get() && self.pending.borrow().is_empty() {
@@ -177,6 +286,7 @@ impl Shared {
 pub struct UdpMux {
     addr: SocketAddr,
     source: Option<IpAddr>,
+    rx: Rc<RefCell<Receiver>>,
     socks: Rc<RefCell<Vec<Rc<Shared>>>>,
     next: Cell<usize>,
     sweeping: Cell<bool>,
@@ -193,19 +303,18 @@ pub enum Outcome {
 }
 
 impl UdpMux {
-    /// No sockets yet: they open with the first queries.
-    pub fn new(addr: SocketAddr, source: Option<IpAddr>) -> Self {
+    /// No sockets yet: they open with the first queries. `rx` is the core's receiver.
+    pub fn new(addr: SocketAddr, source: Option<IpAddr>, rx: Rc<RefCell<Receiver>>) -> Self {
         UdpMux {
             addr,
             source,
+            rx,
             socks: Rc::new(RefCell::new(Vec::new())),
             next: Cell::new(0),
             sweeping: Cell::new(false),
         }
     }
 
-    /// A live socket, opening one while there are fewer than [`SOCKETS`]; true when it is
-    /// a new one (for the connection-cache counters).
     /// Starts the task that fails queries past their deadline (once per mux).
     fn start_sweeper(&self) {
         if self.sweeping.replace(true) {
@@ -227,6 +336,8 @@ impl UdpMux {
         .detach();
     }
 
+    /// A live socket, opening one while there are fewer than [`SOCKETS`]; true when it is
+    /// a new one (for the connection-cache counters).
     fn pick(&self) -> io::Result<(Rc<Shared>, bool)> {
         self.start_sweeper();
         let mut socks = self.socks.borrow_mut();
@@ -238,11 +349,14 @@ impl UdpMux {
             let s = Rc::new(Shared {
                 sock,
                 pending: RefCell::new(IdMap::default()),
+                out: RefCell::new(OutQueue::default()),
+                out_waker: RefCell::new(None),
                 born: Instant::now(),
                 retired: Cell::new(false),
                 mismatched: Cell::new(0),
             });
-            glommio::spawn_local(s.clone().read_loop()).detach();
+            glommio::spawn_local(s.clone().read_loop(self.rx.clone())).detach();
+            glommio::spawn_local(s.clone().send_loop()).detach();
             socks.push(s.clone());
             return Ok((s, true));
         }
@@ -288,20 +402,8 @@ impl UdpMux {
             ..Slot::default()
         });
         s.pending.borrow_mut().insert(id, slot.clone());
-        let sent = match (&*s.raw()).write(query) {
-            Ok(_) => Ok(()),
-            // The send buffer is full: let glommio wait for room (boxed: this rare wait's
-            // state would otherwise be part of every query's future).
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Box::pin(s.sock.send(query))
-                .await
-                .map(|_| ())
-                .map_err(io::Error::from),
-            Err(e) => Err(e),
-        };
-        if let Err(e) = sent {
-            s.pending.borrow_mut().remove(&id);
-            return Outcome::Failed(e);
-        }
+        // Sent by the socket's sender task; a send error reaches the slot like a reply.
+        s.queue(id, query);
         // No timer per query: the mux's sweeper fails this slot once its deadline passed.
         match SlotWait(&slot).await {
             Ok(reply) => Outcome::Reply(reply),
@@ -318,8 +420,7 @@ impl UdpMux {
         for s in self.socks.borrow().iter() {
             mismatched += s.mismatched.replace(0);
             if now.duration_since(s.born) >= rotate {
-                s.retired.set(true);
-                s.close_if_done();
+                s.retire();
             }
         }
         mismatched
@@ -329,7 +430,7 @@ impl UdpMux {
 impl Drop for UdpMux {
     fn drop(&mut self) {
         for s in self.socks.borrow().iter() {
-            s.retired.set(true);
+            s.retire();
             let _ = s.raw().shutdown(std::net::Shutdown::Read);
         }
     }

@@ -142,9 +142,13 @@ pub fn reply_matches(reply: &[u8], id: u16, question: &[u8]) -> bool {
 
 impl UpstreamCore {
     /// Empty pools for `up`.
-    pub fn new(up: Upstream, source: Option<std::net::IpAddr>) -> Self {
+    pub fn new(
+        up: Upstream,
+        source: Option<std::net::IpAddr>,
+        rx: Rc<RefCell<super::udpio::Receiver>>,
+    ) -> Self {
         UpstreamCore {
-            udp: UdpMux::new(up.addr, source),
+            udp: UdpMux::new(up.addr, source, rx),
             up,
             tcp: RefCell::new(Vec::new()),
             tls: RefCell::new(Vec::new()),
