@@ -12,6 +12,7 @@
 //! A new endpoint (e.g. `/metrics`) is one more [`Endpoint`] variant with its path and a
 //! branch in [`respond`].
 
+use std::borrow::Cow;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
@@ -169,17 +170,19 @@ fn serve(server: &tiny_http::Server, paths: &AtomicU8, state: &OpsState) {
     }
 }
 
-/// The status and body for `url` on an address serving the endpoints in `bits`.
-fn respond(url: &str, bits: u8, state: &OpsState) -> (u16, &'static str) {
+/// The status and body for `url` on an address serving the endpoints in `bits` (a body
+/// made at each request, such as a metrics scrape, is an owned `Cow`).
+fn respond(url: &str, bits: u8, state: &OpsState) -> (u16, Cow<'static, str>) {
     let hit = Endpoint::ALL
         .into_iter()
         .find(|e| bits & e.bit() != 0 && e.path() == url);
-    match hit {
+    let (code, body) = match hit {
         None => (404, "404 page not found\n"),
         Some(Endpoint::Health) => (200, "OK"),
         Some(Endpoint::Ready) if state.ready.load(Ordering::Acquire) => (200, "OK"),
         Some(Endpoint::Ready) => (503, "not ready: the server is starting or stopping\n"),
-    }
+    };
+    (code, Cow::Borrowed(body))
 }
 
 #[cfg(test)]
