@@ -3,8 +3,7 @@
 
 use clap::Parser;
 use mimalloc::MiMalloc;
-use ringdns::{chain, config, corefile, runtime};
-use std::io::Read;
+use ringdns::{chain, config, runtime};
 use std::process::ExitCode;
 
 #[global_allocator]
@@ -56,43 +55,6 @@ fn normalize_args(args: impl Iterator<Item = String>) -> Vec<String> {
         .collect()
 }
 
-/// Reads the Corefile text and the name its errors use.
-fn corefile_source(cli: &Cli) -> Result<(String, String), String> {
-    match cli.conf.as_deref() {
-        Some("stdin") => {
-            let mut s = String::new();
-            std::io::stdin()
-                .read_to_string(&mut s)
-                .map_err(|e| format!("failed to read Corefile from stdin: {e}"))?;
-            Ok(("stdin".into(), s))
-        }
-        Some(path) => std::fs::read_to_string(path)
-            .map(|s| (path.to_string(), s))
-            .map_err(|e| format!("failed to read Corefile {path}: {e}")),
-        None => match std::fs::read_to_string("Corefile") {
-            Ok(s) => Ok(("Corefile".into(), s)),
-            Err(_) => Ok(("default".into(), config::default_corefile(cli.dns_port))),
-        },
-    }
-}
-
-fn load(cli: &Cli) -> Result<config::Config, String> {
-    let (name, text) = corefile_source(cli)?;
-    let mut cf =
-        corefile::parse(&name, &text, &chain::known_directive).map_err(|e| e.to_string())?;
-    if cf.blocks.is_empty() {
-        let global = std::mem::take(&mut cf.global);
-        cf = corefile::parse(
-            "default",
-            &config::default_corefile(cli.dns_port),
-            &chain::known_directive,
-        )
-        .map_err(|e| e.to_string())?;
-        cf.global = global;
-    }
-    config::load(&cf, cli.dns_port).map_err(|e| e.to_string())
-}
-
 fn main() -> ExitCode {
     let cli = Cli::parse_from(normalize_args(std::env::args()));
     if cli.version {
@@ -107,8 +69,13 @@ fn main() -> ExitCode {
         }
         return ExitCode::SUCCESS;
     }
-    let config = match load(&cli) {
-        Ok(c) => c,
+    let loaded = config::Source::from_flag(cli.conf.as_deref(), cli.dns_port).and_then(|src| {
+        let parsed = src.parse()?;
+        let config = src.load(&parsed)?;
+        Ok((src, parsed.digest, config))
+    });
+    let (source, digest, config) = match loaded {
+        Ok(l) => l,
         Err(e) => {
             eprintln!("{e}");
             return ExitCode::from(1);
@@ -120,7 +87,7 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     }
-    let result = runtime::run(config, cli.quiet);
+    let result = runtime::run(config, digest, source, cli.quiet);
     if let Some(p) = &cli.pidfile {
         let _ = std::fs::remove_file(p);
     }

@@ -127,6 +127,43 @@ pub fn parse(directives: &[Directive]) -> Result<Tuning, Error> {
     Ok(t)
 }
 
+/// The global block's options whose values differ between `a` and `b`, by name. They all
+/// shape the executors and sockets made at start, so a reload cannot apply them.
+pub fn changed(a: &Tuning, b: &Tuning) -> Vec<&'static str> {
+    let mut out = Vec::new();
+    let mut check = |name, same: bool| {
+        if !same {
+            out.push(name);
+        }
+    };
+    // Destructured so that a new option cannot be forgotten here.
+    let Tuning {
+        workers,
+        cpus,
+        udp_batch,
+        udp_rcvbuf,
+        udp_sndbuf,
+        tcp_rcvbuf,
+        tcp_sndbuf,
+        tcp_max_conns,
+        udp_backend,
+        io_memory,
+        spin_before_park,
+    } = a;
+    check("workers", *workers == b.workers);
+    check("cpus", *cpus == b.cpus);
+    check("udp_batch", *udp_batch == b.udp_batch);
+    check("udp_rcvbuf", *udp_rcvbuf == b.udp_rcvbuf);
+    check("udp_sndbuf", *udp_sndbuf == b.udp_sndbuf);
+    check("tcp_rcvbuf", *tcp_rcvbuf == b.tcp_rcvbuf);
+    check("tcp_sndbuf", *tcp_sndbuf == b.tcp_sndbuf);
+    check("tcp_max_conns", *tcp_max_conns == b.tcp_max_conns);
+    check("udp_backend", *udp_backend == b.udp_backend);
+    check("io_memory", *io_memory == b.io_memory);
+    check("spin_before_park", *spin_before_park == b.spin_before_park);
+    out
+}
+
 fn number(d: &Dispenser<'_>, s: &str, min: usize, max: usize) -> Result<usize, Error> {
     match s.parse::<usize>() {
         Ok(n) if (min..=max).contains(&n) => Ok(n),
@@ -207,6 +244,14 @@ mod tests {
         assert_eq!(t.udp_backend, UdpBackend::Glommio);
         assert_eq!(t.io_memory, 128 << 10);
         assert_eq!(t.spin_before_park, std::time::Duration::from_micros(50));
+    }
+
+    #[test]
+    fn changed_options_are_named() {
+        let a = Tuning::default();
+        assert!(changed(&a, &a.clone()).is_empty());
+        let b = tuning("{\n workers 1\n io_memory 128K\n}\n").unwrap();
+        assert_eq!(changed(&a, &b), vec!["workers", "io_memory"]);
     }
 
     #[test]

@@ -2,12 +2,15 @@
 //! block with its plugins set up, and the listeners with their zone routes.
 
 pub mod global;
+pub mod hash;
 pub mod keys;
 mod listeners;
+pub mod source;
 
 pub use global::{Tuning, UdpBackend};
 pub use keys::{Transport, ZoneAddr};
 pub use listeners::{Listener, Route};
+pub use source::{Parsed, Source};
 
 use crate::chain::{self, BlockConfigs};
 use crate::corefile::{Corefile, Error, Token};
@@ -33,6 +36,9 @@ pub struct Config {
     pub lameduck: std::time::Duration,
     /// Addresses of the `/ready` endpoint.
     pub ready: Vec<std::net::SocketAddr>,
+    /// `reload`: watch the Corefile; as in CoreDNS the last block that sets it wins, and it
+    /// acts for the whole process.
+    pub reload: Option<crate::plugin::ReloadSettings>,
 }
 
 /// One server block after setup: its zones and every plugin's parsed configuration.
@@ -86,7 +92,9 @@ pub fn load(cf: &Corefile, dns_port: u16) -> Result<Config, Error> {
         listeners::group(&blocks).map_err(|(block, msg)| err_at(first_keys[block], &msg))?;
     let (mut health, mut ready) = (Vec::new(), Vec::new());
     let mut lameduck = std::time::Duration::ZERO;
+    let mut reload = None;
     for b in &blocks {
+        reload = b.setup.reload.or(reload);
         if let Some((addr, ld)) = b.setup.health {
             if !health.contains(&addr) {
                 health.push(addr);
@@ -106,6 +114,7 @@ pub fn load(cf: &Corefile, dns_port: u16) -> Result<Config, Error> {
         health,
         lameduck,
         ready,
+        reload,
     })
 }
 

@@ -1,6 +1,8 @@
 //! Per-core counters: written by exactly one core without a lock or an atomic
 //! read-modify-write, read by anyone (a metrics scrape) with relaxed loads and summed.
 
+pub mod reload;
+
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A counter with a single writer (the core that owns it) and any number of readers.

@@ -16,7 +16,9 @@ mod status;
 pub use chain::{End, Handler, Link};
 pub use fallthrough::Fallthrough;
 pub use request::{Proto, Request};
-pub use setup::{BlockSetup, CoreInfo, TcpTimeouts, http_addr_arg, http_listen_addr};
+pub use setup::{
+    BlockSetup, CoreInfo, ReloadSettings, TcpTimeouts, http_addr_arg, http_listen_addr,
+};
 pub use status::{PluginError, Status, client_write};
 
 use crate::corefile::{Dispenser, Error};

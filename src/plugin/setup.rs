@@ -28,6 +28,18 @@ pub struct BlockSetup {
     pub health: Option<(std::net::SocketAddr, std::time::Duration)>,
     /// `ready`: where to serve `/ready`.
     pub ready: Option<std::net::SocketAddr>,
+    /// `reload`: how often to look for a changed Corefile.
+    pub reload: Option<ReloadSettings>,
+}
+
+/// How often the `reload` plugin re-reads the Corefile: every `interval`, shifted by a random
+/// amount within ±`jitter`/2 so that many servers started together do not reload together.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReloadSettings {
+    /// The check period (at least 2 s).
+    pub interval: std::time::Duration,
+    /// The spread of the random shift (at least 1 s, at most `interval`/2).
+    pub jitter: std::time::Duration,
 }
 
 /// How long a TCP connection may take to send its first query, to send each next one, and

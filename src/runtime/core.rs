@@ -6,6 +6,7 @@ use crate::config::Config;
 use crate::plugin::{CoreInfo, Handler};
 use std::cell::{Cell, RefCell};
 use std::net::SocketAddr;
+use std::rc::Rc;
 
 /// A server block on one core.
 pub struct CoreBlock<H> {
@@ -73,6 +74,17 @@ pub struct ListenerCtx {
     pub local: SocketAddr,
 }
 
+/// What the socket loops need of a listener besides serving: how to find it again after a
+/// reload, and its TCP limits. Parallel to [`CoreServer::listeners`].
+#[derive(Debug, Clone, Copy)]
+pub struct ListenerMeta {
+    /// Transport and bound address: the same key in two configurations is the same
+    /// listener, whose sockets a reload keeps.
+    pub key: super::swap::ListenerKey,
+    /// TCP timeouts and query cap of its connections.
+    pub tcp: crate::plugin::TcpTimeouts,
+}
+
 /// Everything a core needs to serve, generic over the chain type so tests can serve with
 /// chains of their own.
 pub struct CoreServer<H> {
@@ -80,8 +92,11 @@ pub struct CoreServer<H> {
     pub blocks: Vec<CoreBlock<H>>,
     /// The listeners in configuration order.
     pub listeners: Vec<ListenerCtx>,
-    /// Queries being served as tasks (deferred), so shutdown can wait for them.
-    pub inflight: Cell<usize>,
+    /// Their keys and TCP limits, in the same order.
+    pub meta: Vec<ListenerMeta>,
+    /// Queries being served as tasks (deferred), so shutdown can wait for them. One count
+    /// per core, shared by the servers a reload replaced, whose tasks may still run.
+    pub inflight: Rc<Cell<usize>>,
     /// Background refreshes plugins asked for, waiting to be started as tasks.
     pub refreshes: RefCell<Vec<Refresh>>,
 }
@@ -100,14 +115,29 @@ pub struct Refresh {
 }
 
 impl<H: Handler> CoreServer<H> {
-    /// Assembles a core server from its parts.
+    /// Assembles a core server from its parts (DNS listeners with default TCP limits).
     pub fn new(blocks: Vec<CoreBlock<H>>, listeners: Vec<ListenerCtx>) -> Self {
+        let meta = listeners
+            .iter()
+            .map(|l| ListenerMeta {
+                key: (crate::config::Transport::Dns, l.local),
+                tcp: crate::plugin::TcpTimeouts::default(),
+            })
+            .collect();
         CoreServer {
             blocks,
             listeners,
-            inflight: Cell::new(0),
+            meta,
+            inflight: Rc::new(Cell::new(0)),
             refreshes: RefCell::new(Vec::new()),
         }
+    }
+
+    /// Counts this server's deferred queries with `prev`'s: the server it replaces on the
+    /// same core.
+    pub fn sharing_inflight_with(mut self, prev: &CoreServer<H>) -> Self {
+        self.inflight = prev.inflight.clone();
+        self
     }
 
     /// Runs every plugin's end-of-batch hook (log flushing) in every block.
@@ -148,6 +178,15 @@ impl CoreServer<crate::chain::Chain> {
                 local: l.addr,
             })
             .collect();
-        CoreServer::new(blocks, listeners)
+        let mut server = CoreServer::new(blocks, listeners);
+        server.meta = config
+            .listeners
+            .iter()
+            .map(|l| ListenerMeta {
+                key: (l.transport, l.addr),
+                tcp: l.tcp,
+            })
+            .collect();
+        server
     }
 }

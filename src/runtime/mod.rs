@@ -1,37 +1,36 @@
 //! The thread-per-core server: one pinned glommio executor per core, each with its own
-//! sockets, chains and state; signals; graceful stop.
+//! sockets, chains and state; signals; reload; graceful stop.
 
 mod backend;
 mod batch;
 pub mod core;
 mod mmsg;
 pub mod ops;
+mod reload;
 mod replies;
 pub mod router;
 pub mod serve;
 mod sockets;
 pub mod stop;
+pub mod swap;
 mod tcp;
 mod udp;
+mod worker;
 
-use crate::config::{Config, UdpBackend};
+use crate::config::hash::Digest;
+use crate::config::{Config, Source};
 use crate::plugin::CoreInfo;
-use backend::{Backend, GlommioBackend};
-use core::CoreServer;
 use glommio::{LocalExecutorBuilder, Placement};
-use signal_hook::consts::{SIGINT, SIGTERM};
-use std::os::fd::IntoRawFd;
-use std::rc::Rc;
+use signal_hook::consts::{SIGINT, SIGTERM, SIGUSR1};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
-use stop::Stop;
 
 /// How long a graceful stop waits for deferred queries to finish: longer than forward's
 /// 5 s limit per query, so none is cut off.
 pub(crate) const DRAIN: Duration = Duration::from_secs(6);
 
-/// How often each core looks at the process-wide stop flag.
+/// How often each core looks at the process-wide stop flag and for a new configuration.
 const STOP_POLL: Duration = Duration::from_millis(50);
 
 /// The CPUs to serve on: the tuning's `cpus`, else the process affinity mask, cut to
@@ -74,36 +73,49 @@ pub fn banner(config: &Config) -> String {
 }
 
 /// Serves `config` until SIGINT or SIGTERM, then stops gracefully: stop reading, answer
-/// what is in flight, return. Errors before serving (a socket that cannot be bound, an
-/// executor that cannot start) are returned and nothing keeps running.
-pub fn run(config: Config, quiet: bool) -> Result<(), String> {
+/// what is in flight, return. SIGUSR1 (and the `reload` plugin's timer) reload the Corefile
+/// from `source` (see `reload`); `digest` is the running Corefile's fingerprint. Errors
+/// before serving (a socket that cannot be bound, an executor that cannot start) are
+/// returned and nothing keeps running.
+pub fn run(config: Config, digest: Digest, source: Source, quiet: bool) -> Result<(), String> {
     serve::install_panic_hook();
     let cpus = choose_cpus(&config.tuning)?;
-    let addrs: Vec<_> = config.listeners.iter().map(|l| l.addr).collect();
+    let keys = reload::listener_keys(&config);
+    let addrs: Vec<_> = keys.iter().map(|k| k.1).collect();
     let mut sockets = sockets::open_all(&addrs, cpus.len(), &config.tuning)?;
-    let ops = Arc::new(ops::OpsState::default());
-    ops::start(&config.health, &config.ready, &ops)?;
-    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])
+    let state = Arc::new(ops::OpsState::default());
+    let mut ops = ops::Ops::new(state.clone());
+    let staged = ops.stage(reload::endpoints(&config))?;
+    ops.commit(staged);
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGUSR1])
         .map_err(|e| format!("cannot install signal handlers: {e}"))?;
     let config = Arc::new(config);
     let stop = Arc::new(AtomicBool::new(false));
     let exited = Arc::new(AtomicUsize::new(0));
     let started = Arc::new(AtomicUsize::new(0));
+    let (ack_tx, acks) = std::sync::mpsc::channel();
 
     let mut handles = Vec::new();
+    let mut swaps = Vec::new();
     for (index, &cpu) in cpus.iter().enumerate() {
-        let socks = std::mem::take(&mut sockets[index]);
+        let socks: Vec<_> = std::mem::take(&mut sockets[index])
+            .into_iter()
+            .map(|(li, s)| (keys[li], s))
+            .collect();
         let info = CoreInfo {
             index,
             cpu,
             cores: cpus.len(),
         };
-        let (config, stop, exited, started) = (
-            config.clone(),
-            stop.clone(),
-            exited.clone(),
-            started.clone(),
-        );
+        let (swap_tx, swap_rx) = std::sync::mpsc::channel();
+        swaps.push(swap_tx);
+        let link = worker::Link {
+            stop: stop.clone(),
+            started: started.clone(),
+            swaps: swap_rx,
+            acks: ack_tx.clone(),
+        };
+        let (config, exited) = (config.clone(), exited.clone());
         let builder = LocalExecutorBuilder::new(Placement::Fixed(cpu))
             .name(&format!("ringdns-core-{index}"))
             .io_memory(config.tuning.io_memory)
@@ -111,7 +123,7 @@ pub fn run(config: Config, quiet: bool) -> Result<(), String> {
         let handle = builder
             .spawn(move || async move {
                 let _guard = ExitGuard(exited);
-                core_main(config, info, socks, stop, started).await;
+                worker::core_main(config, info, socks, link).await;
             })
             .map_err(|e| format!("cannot start the executor for CPU {cpu}: {e}"))?;
         handles.push(handle);
@@ -131,7 +143,8 @@ pub fn run(config: Config, quiet: bool) -> Result<(), String> {
     if !quiet {
         crate::logging::write_raw(banner(&config).as_bytes());
     }
-    ops.ready.store(true, Ordering::Release);
+    state.ready.store(true, Ordering::Release);
+    let mut reloader = reload::Reloader::new(source, config, digest, swaps, acks);
 
     let mut got = None;
     'wait: loop {
@@ -140,6 +153,12 @@ pub fn run(config: Config, quiet: bool) -> Result<(), String> {
                 got = Some(sig);
                 break 'wait;
             }
+            if sig == SIGUSR1 {
+                reloader.on_signal(&mut ops);
+            }
+        }
+        if reloader.due(Instant::now()) {
+            reloader.on_timer(&mut ops);
         }
         if exited.load(Ordering::Acquire) > 0 {
             break;
@@ -148,14 +167,15 @@ pub fn run(config: Config, quiet: bool) -> Result<(), String> {
     }
     // Not ready any more: load balancers stop sending. On SIGTERM with `health { lameduck }`,
     // keep answering (health stays 200) for that long before the listeners close.
-    ops.ready.store(false, Ordering::Release);
-    if got == Some(SIGTERM) && !config.lameduck.is_zero() {
+    state.ready.store(false, Ordering::Release);
+    let lameduck = reloader.running().lameduck;
+    if got == Some(SIGTERM) && !lameduck.is_zero() {
         crate::info!(
             "Going into lameduck mode for {}",
-            crate::plugin::duration::format(config.lameduck)
+            crate::plugin::duration::format(lameduck)
         );
         let t0 = Instant::now();
-        while t0.elapsed() < config.lameduck && exited.load(Ordering::Acquire) == 0 {
+        while t0.elapsed() < lameduck && exited.load(Ordering::Acquire) == 0 {
             if signals.pending().any(|s| s == SIGINT) {
                 break;
             }
@@ -180,74 +200,6 @@ impl Drop for ExitGuard {
     fn drop(&mut self) {
         self.0.fetch_add(1, Ordering::AcqRel);
     }
-}
-
-async fn core_main(
-    config: Arc<Config>,
-    info: CoreInfo,
-    socks: Vec<(usize, sockets::ListenerSockets)>,
-    stop_flag: Arc<AtomicBool>,
-    started: Arc<AtomicUsize>,
-) {
-    let core = Rc::new(CoreServer::build(&config, &info));
-    let stop = Rc::new(Stop::new());
-    {
-        let stop = stop.clone();
-        glommio::spawn_local(async move {
-            while !stop_flag.load(Ordering::Acquire) {
-                glommio::timer::sleep(STOP_POLL).await;
-            }
-            stop.trigger();
-        })
-        .detach();
-    }
-    let mut tasks = Vec::new();
-    for (li, s) in socks {
-        // SAFETY: the fd comes from a socket2 socket we own and give up here; glommio's
-        // socket becomes its only owner.
-        let udp = Rc::new(unsafe {
-            <glommio::net::UdpSocket as std::os::fd::FromRawFd>::from_raw_fd(s.udp.into_raw_fd())
-        });
-        // SAFETY: as above, for the listening TCP socket.
-        let tcp = unsafe {
-            <glommio::net::TcpListener as std::os::fd::FromRawFd>::from_raw_fd(s.tcp.into_raw_fd())
-        };
-        let backend = match config.tuning.udp_backend {
-            UdpBackend::Mmsg => {
-                Backend::Mmsg(mmsg::Mmsg::new(udp.clone(), config.tuning.udp_batch))
-            }
-            UdpBackend::Glommio => Backend::Glommio(GlommioBackend::new(udp.clone())),
-        };
-        let batch = match config.tuning.udp_backend {
-            UdpBackend::Mmsg => config.tuning.udp_batch,
-            UdpBackend::Glommio => 1,
-        };
-        tasks.push(glommio::spawn_local(udp::run(
-            core.clone(),
-            li,
-            backend,
-            udp,
-            batch,
-            stop.clone(),
-        )));
-        let limits = tcp::TcpLimits::new(&config.listeners[li].tcp, config.tuning.tcp_max_conns);
-        tasks.push(glommio::spawn_local(tcp::run(
-            core.clone(),
-            li,
-            tcp,
-            limits,
-            stop.clone(),
-        )));
-    }
-    started.fetch_add(1, Ordering::AcqRel);
-    for t in tasks {
-        t.await;
-    }
-    let t0 = Instant::now();
-    while core.inflight.get() > 0 && t0.elapsed() < DRAIN {
-        glommio::timer::sleep(Duration::from_millis(5)).await;
-    }
-    core.after_batch();
 }
 
 #[cfg(test)]

@@ -1,54 +1,262 @@
-//! The operations endpoints over HTTP (`/health`, `/ready`), each in its own thread with
-//! tiny_http, far from the query path. Their state is two process-wide flags.
+//! The operations endpoints over HTTP (`/health`, `/ready`), far from the query path: one
+//! tiny_http server and thread per address, each serving the set of paths the Corefile puts
+//! on that address.
+//!
+//! Reloads change them in two steps, so that no reload ever closes a port it keeps
+//! (CoreDNS's "address already in use" on reload, reference §6 item 9): [`Ops::stage`] opens
+//! the addresses the new configuration adds (a port that cannot be bound fails the reload
+//! with nothing changed), then [`Ops::commit`] starts them, hands each kept address its new
+//! set of paths, and closes the addresses no longer wanted. An address kept across a reload
+//! is never closed, whatever moved on it.
+//!
+//! A new endpoint (e.g. `/metrics`) is one more [`Endpoint`] variant with its path and a
+//! branch in [`respond`].
 
+use std::borrow::Cow;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::thread::JoinHandle;
 
 /// What the endpoints report.
 #[derive(Debug, Default)]
 pub struct OpsState {
-    /// Every core serves and no stop has begun: `/ready` says 200.
+    /// Every core serves and no stop has begun: `/ready` says 200. A reload leaves it alone.
     pub ready: AtomicBool,
 }
 
-/// Opens every endpoint now (so a taken port is a start-up error) and serves each in a
-/// thread for the life of the process.
-pub fn start(
-    health: &[SocketAddr],
-    ready: &[SocketAddr],
-    state: &Arc<OpsState>,
-) -> Result<(), String> {
-    let mut servers = Vec::new();
-    for (addr, path) in health
-        .iter()
-        .map(|a| (a, "/health"))
-        .chain(ready.iter().map(|a| (a, "/ready")))
-    {
-        let server =
-            tiny_http::Server::http(addr).map_err(|e| format!("listen tcp {addr}: {e}"))?;
-        servers.push((server, path));
-    }
-    for (server, path) in servers {
-        let state = state.clone();
-        std::thread::Builder::new()
-            .name(format!("ringdns-http{path}"))
-            .spawn(move || serve(server, path, &state))
-            .map_err(|e| format!("cannot start the {path} endpoint: {e}"))?;
-    }
-    Ok(())
+/// One HTTP path served off the query path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Endpoint {
+    /// `/health`: 200 while the process runs.
+    Health,
+    /// `/ready`: 200 while serving, 503 during start-up and stop (lameduck).
+    Ready,
 }
 
-fn serve(server: tiny_http::Server, path: &'static str, state: &OpsState) {
+impl Endpoint {
+    const ALL: [Endpoint; 2] = [Endpoint::Health, Endpoint::Ready];
+
+    fn bit(self) -> u8 {
+        1 << (self as u8)
+    }
+
+    /// The URL path.
+    pub fn path(self) -> &'static str {
+        match self {
+            Endpoint::Health => "/health",
+            Endpoint::Ready => "/ready",
+        }
+    }
+}
+
+/// The endpoints a configuration asks for, grouped by address: (address, set of paths as
+/// [`Endpoint`] bits).
+pub type Wanted = Vec<(SocketAddr, u8)>;
+
+/// Groups the configured addresses of each endpoint by address.
+pub fn wanted(list: &[(Endpoint, &[SocketAddr])]) -> Wanted {
+    let mut out: Wanted = Vec::new();
+    for (e, addrs) in list {
+        for a in *addrs {
+            match out.iter_mut().find(|(x, _)| x == a) {
+                Some((_, bits)) => *bits |= e.bit(),
+                None => out.push((*a, e.bit())),
+            }
+        }
+    }
+    out
+}
+
+/// One open address.
+struct Open {
+    addr: SocketAddr,
+    /// Which endpoints it serves now; read by its thread at each request.
+    paths: Arc<AtomicU8>,
+    server: Arc<tiny_http::Server>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Open {
+    /// Stops serving and closes the port (tiny_http closes it when the server drops).
+    fn close(mut self) {
+        self.server.unblock();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// The open endpoints of the process.
+pub struct Ops {
+    state: Arc<OpsState>,
+    open: Vec<Open>,
+}
+
+/// Addresses opened for a configuration not yet committed; dropping it closes them.
+pub struct Staged {
+    wanted: Wanted,
+    fresh: Vec<Open>,
+}
+
+impl Ops {
+    /// No endpoint open yet.
+    pub fn new(state: Arc<OpsState>) -> Self {
+        Ops {
+            state,
+            open: Vec::new(),
+        }
+    }
+
+    /// Opens every address in `wanted` that is not open yet. On error the ones this call
+    /// opened are closed again and nothing else changed.
+    pub fn stage(&self, wanted: Wanted) -> Result<Staged, String> {
+        let mut fresh = Vec::new();
+        for &(addr, bits) in &wanted {
+            if self.open.iter().any(|o| o.addr == addr) {
+                continue;
+            }
+            let server =
+                tiny_http::Server::http(addr).map_err(|e| format!("listen tcp {addr}: {e}"))?;
+            fresh.push(Open {
+                addr,
+                paths: Arc::new(AtomicU8::new(bits)),
+                server: Arc::new(server),
+                thread: None,
+            });
+        }
+        Ok(Staged { wanted, fresh })
+    }
+
+    /// Serves exactly the staged set: new addresses start, kept ones get their new paths,
+    /// the others close.
+    pub fn commit(&mut self, staged: Staged) {
+        let Staged { wanted, fresh } = staged;
+        for mut o in fresh {
+            let (server, paths, state) = (o.server.clone(), o.paths.clone(), self.state.clone());
+            match std::thread::Builder::new()
+                .name(format!("ringdns-http-{}", o.addr))
+                .spawn(move || serve(&server, &paths, &state))
+            {
+                Ok(t) => o.thread = Some(t),
+                Err(e) => crate::error!("cannot serve HTTP on {}: {e}", o.addr),
+            }
+            self.open.push(o);
+        }
+        let mut kept = Vec::with_capacity(self.open.len());
+        for o in std::mem::take(&mut self.open) {
+            match wanted.iter().find(|(a, _)| *a == o.addr) {
+                Some((_, bits)) => {
+                    o.paths.store(*bits, Ordering::Release);
+                    kept.push(o);
+                }
+                None => o.close(),
+            }
+        }
+        self.open = kept;
+    }
+
+    /// The addresses open now (for tests and logs).
+    pub fn addresses(&self) -> Vec<SocketAddr> {
+        self.open.iter().map(|o| o.addr).collect()
+    }
+}
+
+fn serve(server: &tiny_http::Server, paths: &AtomicU8, state: &OpsState) {
     for req in server.incoming_requests() {
         let url = req.url().split('?').next().unwrap_or("");
-        let (code, body) = if url != path {
-            (404, "404 page not found\n")
-        } else if path == "/health" || state.ready.load(Ordering::Acquire) {
-            (200, "OK")
-        } else {
-            (503, "not ready: the server is starting or stopping\n")
-        };
+        let (code, body) = respond(url, paths.load(Ordering::Acquire), state);
         let _ = req.respond(tiny_http::Response::from_string(body).with_status_code(code));
+    }
+}
+
+/// The status and body for `url` on an address serving the endpoints in `bits` (a body
+/// made at each request, such as a metrics scrape, is an owned `Cow`).
+fn respond(url: &str, bits: u8, state: &OpsState) -> (u16, Cow<'static, str>) {
+    let hit = Endpoint::ALL
+        .into_iter()
+        .find(|e| bits & e.bit() != 0 && e.path() == url);
+    let (code, body) = match hit {
+        None => (404, "404 page not found\n"),
+        Some(Endpoint::Health) => (200, "OK"),
+        Some(Endpoint::Ready) if state.ready.load(Ordering::Acquire) => (200, "OK"),
+        Some(Endpoint::Ready) => (503, "not ready: the server is starting or stopping\n"),
+    };
+    (code, Cow::Borrowed(body))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn free() -> SocketAddr {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap()
+    }
+
+    fn get(addr: SocketAddr, path: &str) -> Option<u16> {
+        use std::io::{Read, Write};
+        let mut s = std::net::TcpStream::connect(addr).ok()?;
+        s.set_read_timeout(Some(std::time::Duration::from_secs(2)))
+            .ok()?;
+        write!(
+            s,
+            "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+        )
+        .ok()?;
+        let mut t = String::new();
+        s.read_to_string(&mut t).ok()?;
+        t.split_whitespace().nth(1)?.parse().ok()
+    }
+
+    #[test]
+    fn paths_move_between_kept_addresses_and_removed_ones_close() {
+        let state = Arc::new(OpsState::default());
+        state.ready.store(true, Ordering::Release);
+        let (a, b, c) = (free(), free(), free());
+        let mut ops = Ops::new(state);
+        let s = ops
+            .stage(wanted(&[(Endpoint::Health, &[a]), (Endpoint::Ready, &[b])]))
+            .unwrap();
+        ops.commit(s);
+        assert_eq!(get(a, "/health"), Some(200));
+        assert_eq!(get(a, "/ready"), Some(404));
+        assert_eq!(get(b, "/ready"), Some(200));
+        // Swap them and add a third: no port closes, none is opened twice.
+        let s = ops
+            .stage(wanted(&[
+                (Endpoint::Health, &[b, c]),
+                (Endpoint::Ready, &[a]),
+            ]))
+            .unwrap();
+        ops.commit(s);
+        assert_eq!(get(a, "/ready"), Some(200));
+        assert_eq!(get(b, "/health"), Some(200));
+        assert_eq!(get(b, "/ready"), Some(404));
+        assert_eq!(get(c, "/health"), Some(200));
+        // A taken port fails the stage and changes nothing.
+        let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let t = taken.local_addr().unwrap();
+        assert!(ops.stage(wanted(&[(Endpoint::Health, &[t])])).is_err());
+        assert_eq!(get(a, "/ready"), Some(200));
+        // Dropping c closes it.
+        let s = ops
+            .stage(wanted(&[(Endpoint::Health, &[b]), (Endpoint::Ready, &[a])]))
+            .unwrap();
+        ops.commit(s);
+        assert_eq!(ops.addresses(), vec![a, b]);
+        // Both endpoints on one address.
+        let s = ops
+            .stage(wanted(&[(Endpoint::Health, &[a]), (Endpoint::Ready, &[a])]))
+            .unwrap();
+        ops.commit(s);
+        assert_eq!(get(a, "/health"), Some(200));
+        assert_eq!(get(a, "/ready"), Some(200));
+        assert_eq!(ops.addresses(), vec![a]);
+        let t0 = std::time::Instant::now();
+        while std::net::TcpStream::connect(c).is_ok() || std::net::TcpStream::connect(b).is_ok() {
+            assert!(t0.elapsed().as_secs() < 5, "{c} or {b} still open");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
     }
 }

@@ -1,10 +1,11 @@
 //! DNS over TCP for one listener on one core: accept, then one task per connection reading
 //! length-prefixed queries with CoreDNS's timeouts (first read 3 s, idle 10 s, write 5 s),
-//! under a per-core connection cap.
+//! under a per-core connection cap. Connections pick up a reloaded configuration between
+//! queries (see `swap`); the accept loop's socket stays open across reloads that keep it.
 
-use super::core::CoreServer;
 use super::serve::{Verdict, serve_deferred, serve_inline, spawn_deferred, spawn_refreshes};
 use super::stop::Stop;
+use super::swap::View;
 use crate::plugin::{Handler, Proto};
 use futures_lite::{AsyncReadExt, AsyncWriteExt};
 use glommio::net::{TcpListener, TcpStream};
@@ -45,12 +46,12 @@ impl TcpLimits {
     }
 }
 
-/// Accepts connections on `listener` until `stop` is given.
+/// Accepts connections on the listener of `view` until `stop` is given (at shutdown, or
+/// when a reload removes the listener). `max_conns` is the global block's cap.
 pub async fn run<H: Handler + 'static>(
-    core: Rc<CoreServer<H>>,
-    li: usize,
+    mut view: View<H>,
     listener: TcpListener,
-    limits: TcpLimits,
+    max_conns: usize,
     stop: Rc<Stop>,
 ) {
     let open = Rc::new(Cell::new(0usize));
@@ -65,17 +66,19 @@ pub async fn run<H: Handler + 'static>(
             None => break,
             Some(Ok(s)) => s,
             Some(Err(e)) => {
-                crate::error!("tcp accept on {}: {e}", core.listeners[li].name);
+                crate::error!("tcp accept on {}: {e}", view.core.listeners[view.li].name);
                 glommio::timer::sleep(Duration::from_millis(10)).await;
                 continue;
             }
         };
+        view.refresh();
+        let limits = TcpLimits::new(&view.core.meta[view.li].tcp, max_conns);
         if open.get() >= limits.max_conns {
             if !warned {
                 crate::warning!(
                     "TCP connection limit ({}) reached on {} (this core); closing new connections until some end",
                     limits.max_conns,
-                    core.listeners[li].name
+                    view.core.listeners[view.li].name
                 );
                 warned = true;
             }
@@ -84,9 +87,9 @@ pub async fn run<H: Handler + 'static>(
         }
         warned = false;
         open.set(open.get() + 1);
-        let (core, open, stop) = (core.clone(), open.clone(), stop.clone());
+        let (view, open, stop) = (view.clone(), open.clone(), stop.clone());
         glommio::spawn_local(async move {
-            connection(core, li, stream, limits, &stop).await;
+            connection(view, stream, limits, &stop).await;
             open.set(open.get() - 1);
         })
         .detach();
@@ -128,8 +131,7 @@ async fn write_frame(
 /// queries answered inline are written in order, and a query that has to wait is served as a
 /// task whose answer leaves when ready, possibly after later ones.
 async fn connection<H: Handler + 'static>(
-    core: Rc<CoreServer<H>>,
-    li: usize,
+    mut view: View<H>,
     stream: TcpStream,
     limits: TcpLimits,
     stop: &Stop,
@@ -171,8 +173,10 @@ async fn connection<H: Handler + 'static>(
         }
         first = false;
         served += 1;
+        view.refresh();
+        let (core, li) = (&view.core, view.li);
         let l = &core.listeners[li];
-        match serve_inline(&core, l, &query[..n], false, client, Proto::Tcp, &mut reply) {
+        match serve_inline(core, l, &query[..n], false, client, Proto::Tcp, &mut reply) {
             Verdict::Send => {
                 if write_frame(&writer, &reply, &mut out).await.is_err() {
                     return;
@@ -200,7 +204,7 @@ async fn connection<H: Handler + 'static>(
             }
         }
         core.after_batch();
-        spawn_refreshes(&core);
+        spawn_refreshes(core);
         if stop.is_set() {
             return;
         }

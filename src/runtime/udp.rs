@@ -1,12 +1,13 @@
 //! The UDP loop of one listener on one core: receive a batch, serve each query inline,
-//! flush the plugins' per-batch work, send the batch; deferred queries become tasks.
+//! flush the plugins' per-batch work, send the batch; deferred queries become tasks. Between
+//! batches the loop picks up a reloaded configuration (see `swap`).
 
 use super::backend::{Backend, DatagramBackend};
 use super::batch::Batch;
-use super::core::CoreServer;
 use super::replies::{self, ReplyQueue};
 use super::serve::{Verdict, serve_deferred, serve_inline, spawn_deferred, spawn_refreshes};
 use super::stop::Stop;
+use super::swap::View;
 use crate::plugin::{Handler, Proto};
 use glommio::net::UdpSocket;
 use std::cell::Cell;
@@ -28,10 +29,10 @@ pub fn note_send_error(e: &io::Error) {
     });
 }
 
-/// Serves the listener `li` until `stop` is given.
+/// Serves the listener of `view` until `stop` is given (at shutdown, or when a reload
+/// removes the listener).
 pub async fn run<H: Handler + 'static>(
-    core: Rc<CoreServer<H>>,
-    li: usize,
+    mut view: View<H>,
     mut backend: Backend,
     sock: Rc<UdpSocket>,
     batch_size: usize,
@@ -51,16 +52,18 @@ pub async fn run<H: Handler + 'static>(
             None => break,
             Some(Ok(n)) => n,
             Some(Err(e)) => {
-                crate::error!("udp receive on {}: {e}", core.listeners[li].name);
+                crate::error!("udp receive on {}: {e}", view.core.listeners[view.li].name);
                 glommio::timer::sleep(std::time::Duration::from_millis(10)).await;
                 continue;
             }
         };
+        view.refresh();
+        let (core, li) = (&view.core, view.li);
         let l = &core.listeners[li];
         for slot in &mut batch.slots[..n] {
             let packet = &slot.buf[..slot.len];
             slot.send = match serve_inline(
-                &core,
+                core,
                 l,
                 packet,
                 slot.truncated,
@@ -90,15 +93,15 @@ pub async fn run<H: Handler + 'static>(
         }
         core.after_batch();
         backend.send(&mut batch, n).await;
-        spawn_refreshes(&core);
+        spawn_refreshes(&view.core);
         if stop.is_set() {
             break;
         }
     }
-    // Deferred queries still running push their replies after this: wait for them, then
-    // let the sender finish.
+    // Deferred queries still running push their replies after this: wait for them (each
+    // holds a handle on the queue, as does the sender), then let the sender finish.
     let t0 = std::time::Instant::now();
-    while core.inflight.get() > 0 && t0.elapsed() < super::DRAIN {
+    while Rc::strong_count(&queue) > 2 && t0.elapsed() < super::DRAIN {
         glommio::timer::sleep(std::time::Duration::from_millis(5)).await;
     }
     queue.close();

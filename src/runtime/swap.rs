@@ -1,0 +1,105 @@
+//! How a reload reaches the socket loops of one core without a lock per query: the core's
+//! [`Current`] holds the newest [`CoreServer`] and a version number; each loop keeps a
+//! [`View`] (its own `Rc` of a server and its listener's index there) and compares the
+//! version once per batch (UDP) or per query (TCP), a plain `Cell` read. When it moved, the
+//! loop takes the new server and finds its listener again by [`ListenerKey`]. Queries
+//! already handed to tasks keep the `Rc` of the server they started on and finish there.
+
+use super::core::CoreServer;
+use crate::config::Transport;
+use std::cell::{Cell, RefCell};
+use std::net::SocketAddr;
+use std::rc::Rc;
+
+/// What makes a listener the same across configurations: its transport and bound address.
+/// A reload keeps the sockets of a listener whose key it keeps.
+pub type ListenerKey = (Transport, SocketAddr);
+
+/// The server a core serves now; one per core, shared by its loops.
+pub struct Current<H> {
+    server: RefCell<Rc<CoreServer<H>>>,
+    version: Cell<u64>,
+}
+
+impl<H> Current<H> {
+    /// Starts with the first configuration's server.
+    pub fn new(server: CoreServer<H>) -> Self {
+        Current {
+            server: RefCell::new(Rc::new(server)),
+            version: Cell::new(0),
+        }
+    }
+
+    /// Bumped by every [`Current::replace`].
+    pub fn version(&self) -> u64 {
+        self.version.get()
+    }
+
+    /// The newest server.
+    pub fn get(&self) -> Rc<CoreServer<H>> {
+        self.server.borrow().clone()
+    }
+
+    /// Makes `server` the one loops pick up at their next batch.
+    pub fn replace(&self, server: CoreServer<H>) {
+        *self.server.borrow_mut() = Rc::new(server);
+        self.version.set(self.version.get() + 1);
+    }
+}
+
+/// One loop's view of its core's server: the server it serves with and its listener there.
+pub struct View<H> {
+    current: Rc<Current<H>>,
+    key: ListenerKey,
+    version: u64,
+    /// The server this loop serves its next batch with.
+    pub core: Rc<CoreServer<H>>,
+    /// The listener's index in `core.listeners`.
+    pub li: usize,
+}
+
+impl<H> Clone for View<H> {
+    fn clone(&self) -> Self {
+        View {
+            current: self.current.clone(),
+            key: self.key,
+            version: self.version,
+            core: self.core.clone(),
+            li: self.li,
+        }
+    }
+}
+
+impl<H> View<H> {
+    /// The view of listener `key`; `None` when the current server has no such listener.
+    pub fn new(current: Rc<Current<H>>, key: ListenerKey) -> Option<Self> {
+        let core = current.get();
+        let li = find(&core, key)?;
+        Some(View {
+            version: current.version(),
+            current,
+            key,
+            core,
+            li,
+        })
+    }
+
+    /// Takes the newest server if there is one. When it no longer has this listener (the
+    /// reload removed it: the loop's stop signal follows), the view stays on the old one.
+    #[inline]
+    pub fn refresh(&mut self) {
+        if self.current.version() == self.version {
+            return;
+        }
+        self.version = self.current.version();
+        let core = self.current.get();
+        if let Some(li) = find(&core, self.key) {
+            self.core = core;
+            self.li = li;
+        }
+    }
+}
+
+fn find<H>(core: &CoreServer<H>, key: ListenerKey) -> Option<usize> {
+    core.meta.iter().position(|m| m.key == key)
+}

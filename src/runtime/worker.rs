@@ -1,0 +1,168 @@
+//! One core's life: build its server, run a UDP and a TCP loop per listener, take the new
+//! configurations the main thread sends (swap the server, open the loops of added listeners,
+//! stop those of removed ones), and stop gracefully.
+
+use super::backend::{Backend, GlommioBackend};
+use super::core::CoreServer;
+use super::sockets::ListenerSockets;
+use super::stop::Stop;
+use super::swap::{Current, ListenerKey, View};
+use super::{DRAIN, STOP_POLL, mmsg, tcp, udp};
+use crate::chain::Chain;
+use crate::config::{Config, Tuning, UdpBackend};
+use crate::plugin::CoreInfo;
+use glommio::task::JoinHandle;
+use std::os::fd::IntoRawFd;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc::{Receiver, Sender};
+use std::time::{Duration, Instant};
+
+/// A new configuration for one core, with the sockets of the listeners it adds (opened by
+/// the main thread, so that a port that cannot be bound failed the reload before any core
+/// saw it).
+pub struct Swap {
+    /// The configuration to serve, already validated.
+    pub config: Arc<Config>,
+    /// This core's sockets of the added listeners.
+    pub added: Vec<(ListenerKey, ListenerSockets)>,
+}
+
+/// The main thread's lines to a core.
+pub struct Link {
+    /// Process-wide stop flag (SIGINT, SIGTERM, end of lameduck).
+    pub stop: Arc<AtomicBool>,
+    /// Incremented once the core serves.
+    pub started: Arc<AtomicUsize>,
+    /// New configurations.
+    pub swaps: Receiver<Swap>,
+    /// The core's index, sent back once a swap is applied.
+    pub acks: Sender<usize>,
+}
+
+/// A listener served on this core: its key and the signal that stops its loops.
+struct Live {
+    key: ListenerKey,
+    stop: Rc<Stop>,
+}
+
+/// What a core keeps while it runs.
+struct Worker {
+    info: CoreInfo,
+    /// The global block as the process started: it does not change on reload.
+    tuning: Tuning,
+    current: Rc<Current<Chain>>,
+    live: Vec<Live>,
+    /// The socket loops, awaited at stop (dropping a glommio task would cancel it).
+    tasks: Vec<JoinHandle<()>>,
+}
+
+/// Serves `config` on this core until the stop flag, applying swaps as they come.
+pub async fn core_main(
+    config: Arc<Config>,
+    info: CoreInfo,
+    socks: Vec<(ListenerKey, ListenerSockets)>,
+    link: Link,
+) {
+    let mut w = Worker {
+        info,
+        tuning: config.tuning.clone(),
+        current: Rc::new(Current::new(CoreServer::build(&config, &info))),
+        live: Vec::new(),
+        tasks: Vec::new(),
+    };
+    drop(config);
+    for (key, s) in socks {
+        w.open(key, s);
+    }
+    link.started.fetch_add(1, Ordering::AcqRel);
+    while !link.stop.load(Ordering::Acquire) {
+        while let Ok(swap) = link.swaps.try_recv() {
+            w.apply(swap);
+            let _ = link.acks.send(info.index);
+        }
+        glommio::timer::sleep(STOP_POLL).await;
+    }
+    for l in &w.live {
+        l.stop.trigger();
+    }
+    for t in std::mem::take(&mut w.tasks) {
+        let _ = t.await;
+    }
+    let core = w.current.get();
+    let t0 = Instant::now();
+    while core.inflight.get() > 0 && t0.elapsed() < DRAIN {
+        glommio::timer::sleep(Duration::from_millis(5)).await;
+    }
+    core.after_batch();
+}
+
+impl Worker {
+    /// Builds the new server, makes it current, and opens and closes listeners to match.
+    fn apply(&mut self, swap: Swap) {
+        let prev = self.current.get();
+        let next = CoreServer::build(&swap.config, &self.info).sharing_inflight_with(&prev);
+        drop(prev);
+        self.current.replace(next);
+        let wanted: Vec<ListenerKey> = swap
+            .config
+            .listeners
+            .iter()
+            .map(|l| (l.transport, l.addr))
+            .collect();
+        self.live.retain(|l| {
+            let keep = wanted.contains(&l.key);
+            if !keep {
+                l.stop.trigger();
+            }
+            keep
+        });
+        for (key, s) in swap.added {
+            self.open(key, s);
+        }
+    }
+
+    /// Starts the UDP and TCP loops of one socket pair of listener `key`.
+    fn open(&mut self, key: ListenerKey, s: ListenerSockets) {
+        let Some(view) = View::new(self.current.clone(), key) else {
+            crate::error!("no listener {key:?} in the configuration; its sockets are closed");
+            return;
+        };
+        // A wildcard listener has two socket pairs (IPv4, IPv6) and one stop signal.
+        let stop = match self.live.iter().find(|l| l.key == key) {
+            Some(l) => l.stop.clone(),
+            None => {
+                let stop = Rc::new(Stop::new());
+                self.live.push(Live {
+                    key,
+                    stop: stop.clone(),
+                });
+                stop
+            }
+        };
+        // SAFETY: the fd comes from a socket2 socket we own and give up here; glommio's
+        // socket becomes its only owner.
+        let udp = Rc::new(unsafe {
+            <glommio::net::UdpSocket as std::os::fd::FromRawFd>::from_raw_fd(s.udp.into_raw_fd())
+        });
+        // SAFETY: as above, for the listening TCP socket.
+        let tcp = unsafe {
+            <glommio::net::TcpListener as std::os::fd::FromRawFd>::from_raw_fd(s.tcp.into_raw_fd())
+        };
+        let t = &self.tuning;
+        let (backend, batch) = match t.udp_backend {
+            UdpBackend::Mmsg => (
+                Backend::Mmsg(mmsg::Mmsg::new(udp.clone(), t.udp_batch)),
+                t.udp_batch,
+            ),
+            UdpBackend::Glommio => (Backend::Glommio(GlommioBackend::new(udp.clone())), 1),
+        };
+        self.tasks.push(
+            glommio::spawn_local(udp::run(view.clone(), backend, udp, batch, stop.clone()))
+                .detach(),
+        );
+        self.tasks
+            .push(glommio::spawn_local(tcp::run(view, tcp, t.tcp_max_conns, stop)).detach());
+    }
+}
