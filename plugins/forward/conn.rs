@@ -196,11 +196,11 @@ impl<S: AsyncRead + AsyncWrite + Unpin + 'static> Conn<S> {
             .find(|id| !pending.contains_key(id))
     }
 
-    /// Sends `query` (its ID is set here; no length prefix) and waits for the reply with
-    /// that ID, all before `deadline`. Returns the reply and the ID used.
+    /// Sends `query` (no length prefix) with an ID chosen here and waits for the reply with
+    /// that ID, all before `deadline`.
     pub async fn exchange(
         &self,
-        query: &mut [u8],
+        query: &[u8],
         rng: &mut fastrand::Rng,
         deadline: Instant,
     ) -> Result<Vec<u8>, ConnError> {
@@ -208,14 +208,14 @@ impl<S: AsyncRead + AsyncWrite + Unpin + 'static> Conn<S> {
             return Err(ConnError::Closed);
         }
         let id = self.free_id(rng).ok_or(ConnError::Full)?;
-        query[0..2].copy_from_slice(&id.to_be_bytes());
         let slot = Rc::new(Slot::default());
         self.pending.borrow_mut().insert(id, slot.clone());
         let sent_at = Instant::now();
         self.last_used.set(sent_at);
         let mut frame = Vec::with_capacity(query.len() + 2);
         frame.extend_from_slice(&(query.len() as u16).to_be_bytes());
-        frame.extend_from_slice(query);
+        frame.extend_from_slice(&id.to_be_bytes());
+        frame.extend_from_slice(&query[2..]);
         let left = deadline.saturating_duration_since(sent_at);
         let write = async {
             let mut w = self

@@ -294,7 +294,8 @@ async fn forward_one(inner: &Rc<Inner>, ri: usize, req: &mut Request<'_>) -> Don
     let (order, n) = order(rule, &mut rng);
     let client_id = req.query.id();
     let question = req.query.question_bytes();
-    let mut query = req.query.packet().to_vec();
+    // Sent as it came; each exchange writes its own ID into the copy it sends.
+    let query = req.query.packet();
     // Plain upstreams follow the client (or force_tcp / prefer_udp); tls:// ones use TLS.
     let plain = if cfg.force_tcp {
         Via::Tcp
@@ -347,7 +348,7 @@ async fn forward_one(inner: &Rc<Inner>, ri: usize, req: &mut Request<'_>) -> Don
         };
         let t0 = now;
         let mut ask = upstream::Ask {
-            query: &mut query,
+            query,
             question,
             deadline: (t0 + cfg.read_timeout).min(deadline),
         };

@@ -29,10 +29,11 @@ pub struct OutQueue {
 }
 
 impl OutQueue {
-    /// Queues a query whose ID is `id`.
+    /// Queues `query` to be sent with the ID `id` instead of its own.
     pub fn push(&mut self, id: u16, query: &[u8]) {
         let start = self.bytes.len();
-        self.bytes.extend_from_slice(query);
+        self.bytes.extend_from_slice(&id.to_be_bytes());
+        self.bytes.extend_from_slice(&query[2..]);
         self.items.push((id, start, query.len()));
     }
 
@@ -156,7 +157,7 @@ mod tests {
         let (a, b) = pair();
         let mut q = OutQueue::default();
         for i in 0..40u16 {
-            q.push(i, &[i as u8; 20][..usize::from(i % 20 + 1)]);
+            q.push(i, &[i as u8; 20][..usize::from(i % 19 + 2)]);
         }
         let mut tx = Sender::default();
         let first = tx.send(a.as_raw_fd(), &q, 0).unwrap();
@@ -170,7 +171,12 @@ mod tests {
             seen.extend((0..n).map(|i| rx.datagram(i).to_vec()));
         }
         for (i, d) in seen.iter().enumerate() {
-            assert_eq!(d, q.get(i).1);
+            let (id, sent) = q.get(i);
+            assert_eq!(d, sent);
+            // The queued ID replaced the query's own.
+            assert_eq!(d[..2], (i as u16).to_be_bytes());
+            assert_eq!(id, i as u16);
+            assert!(d[2..].iter().all(|&b| b == i as u8));
         }
         assert_eq!(rx.recv(b.as_raw_fd()), Err(Errno::EAGAIN));
         q.clear();

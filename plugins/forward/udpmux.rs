@@ -31,16 +31,37 @@ const SWEEP_IDLE: Duration = Duration::from_millis(100);
 
 /// Where a waiting query's reply (or its socket's error) lands, with the question a reply
 /// must repeat to be accepted.
-#[derive(Default)]
 struct Slot {
-    question: Vec<u8>,
+    /// The question, kept in the slot itself (no allocation of its own per query).
+    question: [u8; MAX_QUESTION],
+    question_len: usize,
     /// When the sweeper gives up on it (one per-core sweep instead of a timer per query).
     deadline: Cell<Option<Instant>>,
     reply: RefCell<Option<Result<Vec<u8>, io::ErrorKind>>>,
     waker: RefCell<Option<Waker>>,
 }
 
+/// The longest question entry: a 255-byte name, type and class.
+const MAX_QUESTION: usize = 255 + 4;
+
 impl Slot {
+    fn new(question: &[u8], deadline: Instant) -> Self {
+        let mut q = [0; MAX_QUESTION];
+        let n = question.len().min(MAX_QUESTION);
+        q[..n].copy_from_slice(&question[..n]);
+        Slot {
+            question: q,
+            question_len: n,
+            deadline: Cell::new(Some(deadline)),
+            reply: RefCell::new(None),
+            waker: RefCell::new(None),
+        }
+    }
+
+    fn question(&self) -> &[u8] {
+        &self.question[..self.question_len]
+    }
+
     fn deliver(&self, r: Result<Vec<u8>, io::ErrorKind>) {
         *self.reply.borrow_mut() = Some(r);
         if let Some(w) = self.waker.borrow_mut().take() {
@@ -234,7 +255,7 @@ impl Shared {
         // Our ID and our question (or an error rcode with no question: the upstream could
         // not parse the query); anything else is dropped and the query keeps waiting.
         let slot = match pending.get(&id) {
-            Some(s) if ours(reply, &s.question) => pending.remove(&id),
+            Some(s) if ours(reply, s.question()) => pending.remove(&id),
             _ => None,
         };
         drop(pending);
@@ -371,7 +392,7 @@ impl UdpMux {
     /// new socket was opened, and the outcome.
     pub async fn exchange(
         &self,
-        query: &mut [u8],
+        query: &[u8],
         question: &[u8],
         rng: &mut fastrand::Rng,
         deadline: Instant,
@@ -387,7 +408,7 @@ impl UdpMux {
 
     async fn ask(
         s: &Shared,
-        query: &mut [u8],
+        query: &[u8],
         question: &[u8],
         rng: &mut fastrand::Rng,
         deadline: Instant,
@@ -395,12 +416,7 @@ impl UdpMux {
         let Some(id) = s.free_id(rng) else {
             return Outcome::Failed(io::Error::other("no free query ID on the upstream socket"));
         };
-        query[0..2].copy_from_slice(&id.to_be_bytes());
-        let slot = Rc::new(Slot {
-            question: question.to_vec(),
-            deadline: Cell::new(Some(deadline)),
-            ..Slot::default()
-        });
+        let slot = Rc::new(Slot::new(question, deadline));
         s.pending.borrow_mut().insert(id, slot.clone());
         // Sent by the socket's sender task; a send error reaches the slot like a reply.
         s.queue(id, query);

@@ -199,7 +199,8 @@ impl UpstreamCore {
         }
         match outcome {
             udpmux::Outcome::Reply(r) => {
-                let id = u16::from_be_bytes([ask.query[0], ask.query[1]]);
+                // The mux handed over the reply with the ID it sent.
+                let id = u16::from_be_bytes([r[0], r[1]]);
                 if let Some(rc) = rejected(&r, id) {
                     return Err(ExchangeError::Rejected(rc));
                 }
@@ -310,7 +311,8 @@ impl UpstreamCore {
             };
             match conn.exchange(ask.query, rng, ask.deadline).await {
                 Ok(r) => {
-                    let id = u16::from_be_bytes([ask.query[0], ask.query[1]]);
+                    // The connection handed over the reply with the ID it sent.
+                    let id = u16::from_be_bytes([r[0], r[1]]);
                     if let Some(rc) = rejected(&r, id) {
                         return Err(ExchangeError::Rejected(rc));
                     }
@@ -338,11 +340,11 @@ impl UpstreamCore {
     }
 }
 
-/// One query's part of an exchange: the bytes to send (the ID is set per attempt), the
-/// question to match, the client's size limit and the deadline.
+/// One query's part of an exchange: the bytes to send (each attempt sends them with an ID
+/// of its own), the question to match, the client's size limit and the deadline.
 pub struct Ask<'a> {
-    /// The query as sent upstream.
-    pub query: &'a mut [u8],
+    /// The client's query; its ID is replaced in what is sent.
+    pub query: &'a [u8],
     /// The question entry (name, type, class) replies must repeat.
     pub question: &'a [u8],
     /// When this attempt must be over.
