@@ -87,6 +87,11 @@ impl CoreServer<crate::chain::Chain> {
             .map(|b| {
                 let chain = crate::chain::build_chain(&b.plugins, core);
                 let empty = chain.is_empty();
+                b.setup.handlers.get_or_init(|| {
+                    let mut names = Vec::new();
+                    chain.plugin_names(&mut names);
+                    names
+                });
                 CoreBlock {
                     chain,
                     debug: b.setup.debug,

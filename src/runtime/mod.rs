@@ -82,7 +82,7 @@ pub fn run(config: Config, quiet: bool) -> Result<(), String> {
     let addrs: Vec<_> = config.listeners.iter().map(|l| l.addr).collect();
     let mut sockets = sockets::open_all(&addrs, cpus.len(), &config.tuning)?;
     let ops = Arc::new(ops::OpsState::default());
-    ops::start(&config.health, &config.ready, &ops)?;
+    ops::start(&config.health, &config.ready, &config.metrics, &ops)?;
     let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])
         .map_err(|e| format!("cannot install signal handlers: {e}"))?;
     let config = Arc::new(config);

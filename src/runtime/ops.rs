@@ -1,5 +1,6 @@
-//! The operations endpoints over HTTP (`/health`, `/ready`), each in its own thread with
-//! tiny_http, far from the query path. Their state is two process-wide flags.
+//! The operations endpoints over HTTP (`/health`, `/ready`, `/metrics`), each in its own
+//! thread with tiny_http, far from the query path. Their state is a process-wide flag and
+//! the metrics registry, which a scrape reads without stopping any core.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -17,6 +18,7 @@ pub struct OpsState {
 pub fn start(
     health: &[SocketAddr],
     ready: &[SocketAddr],
+    metrics: &[SocketAddr],
     state: &Arc<OpsState>,
 ) -> Result<(), String> {
     let mut servers = Vec::new();
@@ -24,6 +26,7 @@ pub fn start(
         .iter()
         .map(|a| (a, "/health"))
         .chain(ready.iter().map(|a| (a, "/ready")))
+        .chain(metrics.iter().map(|a| (a, "/metrics")))
     {
         let server =
             tiny_http::Server::http(addr).map_err(|e| format!("listen tcp {addr}: {e}"))?;
@@ -42,6 +45,10 @@ pub fn start(
 fn serve(server: tiny_http::Server, path: &'static str, state: &OpsState) {
     for req in server.incoming_requests() {
         let url = req.url().split('?').next().unwrap_or("");
+        if path == "/metrics" && url == path {
+            let _ = req.respond(metrics_page());
+            continue;
+        }
         let (code, body) = if url != path {
             (404, "404 page not found\n")
         } else if path == "/health" || state.ready.load(Ordering::Acquire) {
@@ -51,4 +58,17 @@ fn serve(server: tiny_http::Server, path: &'static str, state: &OpsState) {
         };
         let _ = req.respond(tiny_http::Response::from_string(body).with_status_code(code));
     }
+}
+
+/// The `/metrics` page with its content type.
+fn metrics_page() -> tiny_http::Response<std::io::Cursor<Vec<u8>>> {
+    let body = crate::metrics::expose::render();
+    let mut resp = tiny_http::Response::from_string(body);
+    if let Ok(h) = tiny_http::Header::from_bytes(
+        &b"Content-Type"[..],
+        crate::metrics::expose::CONTENT_TYPE.as_bytes(),
+    ) {
+        resp.add_header(h);
+    }
+    resp
 }
