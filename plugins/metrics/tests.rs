@@ -246,3 +246,60 @@ fn enabled_plugins_are_listed_while_the_configuration_lives() {
         .is_none()
     );
 }
+
+#[test]
+fn queries_the_server_refuses_before_any_block_are_counted_as_dropped() {
+    let c = load(
+        "dropped.test:1063 {\n prometheus 127.0.0.1:0\n whoami\n}\nempty.dropped.test:1063 {\n}\n",
+    )
+    .unwrap();
+    let core = core(&c, 0);
+    let client = "127.0.0.1:5000";
+    // No zone for the name.
+    assert_eq!(
+        serve(&core, &query(1, "elsewhere.", 1, false), client, Proto::Udp),
+        5
+    );
+    // CH class on a listener without chaos or forward.
+    let mut ch = query(2, "version.bind.", 16, false);
+    let n = ch.len();
+    ch[n - 1] = 3;
+    assert_eq!(serve(&core, &ch, client, Proto::Tcp), 5);
+    // A block without plugins.
+    assert_eq!(
+        serve(
+            &core,
+            &query(3, "a.empty.dropped.test.", 1, false),
+            client,
+            Proto::Udp
+        ),
+        5
+    );
+    let s = crate::metrics::registry::collect();
+    let req = |proto: &str, ty: &str| {
+        int(
+            &s,
+            "coredns_dns_requests_total",
+            &["dns://:1063", "dropped", "", proto, "1", ty],
+        )
+    };
+    assert_eq!(req("udp", "A"), 2);
+    assert_eq!(req("tcp", "TXT"), 1);
+    assert_eq!(
+        int(
+            &s,
+            "coredns_dns_responses_total",
+            &["dns://:1063", "dropped", "", "REFUSED", ""]
+        ),
+        3
+    );
+    assert_eq!(
+        int(
+            &s,
+            "coredns_dns_requests_total",
+            &["dns://:1063", "dropped.test.", "", "udp", "1", "A"]
+        ),
+        0,
+        "nothing reached the block"
+    );
+}

@@ -31,6 +31,35 @@ pub struct ListenerCtx {
     pub allow_chaos: bool,
     /// The bound address, for `{local}`.
     pub local: SocketAddr,
+    /// This core's counters of the queries the server answers before any block.
+    pub dropped: crate::metrics::dns::Dropped,
+}
+
+impl ListenerCtx {
+    /// Counts a query the server answered itself with `rcode` (zone `dropped`, as CoreDNS's
+    /// `errorAndMetricsFunc`).
+    pub fn count_dropped(
+        &self,
+        q: &crate::wire::Query<'_>,
+        proto: crate::plugin::Proto,
+        client: SocketAddr,
+        rcode: u8,
+        reply: &[u8],
+    ) {
+        use crate::metrics::dns::{Observation, family_index};
+        self.dropped.record(
+            &Observation {
+                proto: usize::from(proto == crate::plugin::Proto::Tcp),
+                family: family_index(client.ip()),
+                qtype: q.qtype(),
+                do_bit: q.do_bit(),
+                request_size: q.packet().len(),
+                response_size: reply.len(),
+                duration: std::time::Duration::ZERO,
+            },
+            rcode,
+        );
+    }
 }
 
 /// Everything a core needs to serve, generic over the chain type so tests can serve with
@@ -110,6 +139,7 @@ impl CoreServer<crate::chain::Chain> {
                 router: Router::new(&l.routes),
                 allow_chaos: l.allow_chaos,
                 local: l.addr,
+                dropped: crate::metrics::dns::Dropped::new(&l.name, core.index),
             })
             .collect();
         CoreServer::new(blocks, listeners)
