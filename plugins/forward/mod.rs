@@ -162,10 +162,15 @@ impl Plugin for Forward {
                     .upstreams
                     .iter()
                     .cloned()
-                    .map(|u| UpstreamCore::new(u, r.cfg.source_address))
+                    .map(|u| {
+                        let mut up = UpstreamCore::new(u, r.cfg.source_address);
+                        // The registry's: a rebuilt instance counts on.
+                        up.counters = crate::metrics::registry::cell(&[&up.up.label], core.index);
+                        up
+                    })
                     .collect(),
                 rr: Cell::new(core.index),
-                counters: Arc::new(RuleCounters::default()),
+                counters: crate::metrics::registry::cell(&[&r.cfg.from], core.index),
             })
             .collect();
         Some(Forward {
@@ -370,7 +375,7 @@ async fn forward_one(inner: &Rc<Inner>, ri: usize, req: &mut Request<'_>) -> Don
                 shared.health[u].success();
                 let rcode = full_rcode(req.reply);
                 up.counters.rcodes[usize::from(rcode).min(23)].inc();
-                up.counters.duration.observe(t0.elapsed());
+                up.counters.duration[usize::from(rcode).min(23)].observe(t0.elapsed());
                 if cfg.failover.contains(&rcode) && failed_over + 1 < n {
                     failed_over += 1;
                     failover = Some((std::mem::take(req.reply), rcode));
