@@ -63,7 +63,8 @@ fn serve(server: tiny_http::Server, path: &'static str, state: &OpsState) {
 /// The `/metrics` page with its content type.
 fn metrics_page() -> tiny_http::Response<std::io::Cursor<Vec<u8>>> {
     let body = crate::metrics::expose::render();
-    let mut resp = tiny_http::Response::from_string(body);
+    // A Content-Length rather than chunks, whatever the size: the simplest clients can read it.
+    let mut resp = tiny_http::Response::from_string(body).with_chunked_threshold(usize::MAX);
     if let Ok(h) = tiny_http::Header::from_bytes(
         &b"Content-Type"[..],
         crate::metrics::expose::CONTENT_TYPE.as_bytes(),
