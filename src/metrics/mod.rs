@@ -4,6 +4,12 @@
 //! Around them: a process-wide [`registry`] that hands each core its counters at build time
 //! (the same ones again after a reload), the [`Sink`] a scrape sums them into, and the
 //! Prometheus text [`expose`]d on `/metrics`.
+//!
+//! Families that are not per-core counters plug in as a [`Source`]: reload, for instance,
+//! keeps its failure count and the running configuration's hash in a struct of its own,
+//! implements [`Source::collect`] for `coredns_reload_failed_total` and
+//! `coredns_reload_version_info{hash, value}`, and calls
+//! [`registry::add_source`]`("reload", …)` once; every scrape then includes them.
 
 pub mod dns;
 pub mod expose;
