@@ -141,6 +141,15 @@ fn main() {
     }
     writeln!(g, "    {expr}\n}}").unwrap();
 
+    // For `coredns_build_info`: the compiler in the `goversion` label; the revision comes
+    // from RINGDNS_REVISION when the build sets it.
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    if let Ok(out) = std::process::Command::new(rustc).arg("-V").output() {
+        let v = String::from_utf8_lossy(&out.stdout);
+        println!("cargo::rustc-env=RINGDNS_RUSTC={}", v.trim());
+    }
+    println!("cargo::rerun-if-env-changed=RINGDNS_REVISION");
+
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("chain.rs");
     std::fs::write(out, g).expect("write chain.rs");
 }

@@ -468,9 +468,71 @@ const WITH_CACHE: &str = "\
 }
 ";
 
+/// The same blocks counted by prometheus: every query of the cases, refused ones included,
+/// goes through the per-core counters.
+const WITH_PROMETHEUS: &str = "\
+example.org:53 {
+    prometheus 127.0.0.1:0
+    whoami
+}
+.:53 {
+    prometheus 127.0.0.1:0
+    erratic {
+        drop 0
+    }
+}
+example.net:53 {
+}
+";
+
+#[test]
+fn serving_with_prometheus_allocates_nothing() {
+    let core = core_for(WITH_PROMETHEUS);
+    serve_cases_without_allocating(&core, ITERATIONS, || {});
+    // The queries were counted (this is not a chain without the plugin).
+    let page = ringdns::metrics::registry::collect();
+    let whoami = page.get(
+        "coredns_dns_responses_total",
+        &["dns://:53", "example.org.", "", "NOERROR", "whoami"],
+    );
+    assert!(
+        whoami.is_some_and(|v| v.count() >= ITERATIONS as f64 * 3.0),
+        "{whoami:?}"
+    );
+}
+
+/// Cache hits counted by prometheus (and by the cache's own counters).
+const WITH_PROMETHEUS_AND_CACHE: &str = "\
+.:53 {
+    prometheus 127.0.0.1:0
+    cache
+    erratic {
+        drop 0
+    }
+}
+";
+
 #[test]
 fn a_cache_hit_allocates_nothing() {
-    let core = core_for(WITH_CACHE);
+    cache_hits_allocate_nothing(WITH_CACHE);
+}
+
+#[test]
+fn a_cache_hit_counted_by_prometheus_allocates_nothing() {
+    cache_hits_allocate_nothing(WITH_PROMETHEUS_AND_CACHE);
+    let page = ringdns::metrics::registry::collect();
+    let hits = page.get(
+        "coredns_dns_responses_total",
+        &["dns://:53", ".", "", "NOERROR", "cache"],
+    );
+    assert!(
+        hits.is_some_and(|v| v.count() >= ITERATIONS as f64 * 3.0),
+        "{hits:?}"
+    );
+}
+
+fn cache_hits_allocate_nothing(corefile: &str) {
+    let core = core_for(corefile);
     let l = &core.listeners[0];
     let mut reply = Vec::with_capacity(REPLY_CAPACITY);
     let client = v4();

@@ -25,6 +25,8 @@ use std::time::{Duration, Instant};
 /// The configuration with its zones in wire form, shared by all cores.
 pub struct Shared {
     cfg: CacheConfig,
+    /// The block's (server, zone) pairs, known at build time: one set of counters per server.
+    routes: Arc<std::sync::OnceLock<Vec<(String, String)>>>,
     zones: Vec<Vec<u8>>,
     disable_success: Vec<Vec<u8>>,
     disable_denial: Vec<Vec<u8>>,
@@ -35,8 +37,8 @@ pub struct Cache {
     shared: Arc<Shared>,
     positive: RefCell<store::Cache>,
     negative: RefCell<store::Cache>,
-    /// This core's counters.
-    pub counters: Arc<CacheCounters>,
+    /// This core's counters, per server (listener) of the block; never empty.
+    counters: Box<[(String, Arc<CacheCounters>)]>,
 }
 
 /// Which of the two caches.
@@ -68,6 +70,7 @@ impl Plugin for Cache {
         let cfg = setup::parse(d, block)?;
         let err = |m: String| d.err(&format!("plugin/cache: {m}"));
         Ok(Shared {
+            routes: block.routes.clone(),
             zones: wires(&cfg.zones).map_err(err)?,
             disable_success: wires(&cfg.disable_success).map_err(err)?,
             disable_denial: wires(&cfg.disable_denial).map_err(err)?,
@@ -75,13 +78,40 @@ impl Plugin for Cache {
         })
     }
 
-    fn build(shared: &Arc<Shared>, _core: &CoreInfo) -> Option<Self> {
+    fn build(shared: &Arc<Shared>, core: &CoreInfo) -> Option<Self> {
         let c = &shared.cfg;
+        let zones = c.zones.join(",");
+        let mut servers: Vec<&str> = Vec::new();
+        for (server, _) in shared.routes.get().map(Vec::as_slice).unwrap_or(&[]) {
+            if !servers.contains(&server.as_str()) {
+                servers.push(server);
+            }
+        }
+        if servers.is_empty() {
+            servers.push("");
+        }
+        let counters: Box<[(String, Arc<CacheCounters>)]> = servers
+            .iter()
+            .map(|s| {
+                let ctr: Arc<CacheCounters> =
+                    crate::metrics::registry::cell(&[s, &zones], core.index);
+                // A new instance starts empty, whatever its predecessor held.
+                for g in [
+                    &ctr.entries_success,
+                    &ctr.entries_denial,
+                    &ctr.bytes_success,
+                    &ctr.bytes_denial,
+                ] {
+                    g.set(0);
+                }
+                (s.to_string(), ctr)
+            })
+            .collect();
         Some(Cache {
             positive: RefCell::new(store::Cache::new(c.success.entries, c.max_bytes)),
             negative: RefCell::new(store::Cache::new(c.denial.entries, c.max_bytes)),
             shared: shared.clone(),
-            counters: Arc::new(CacheCounters::default()),
+            counters,
         })
     }
 
@@ -101,7 +131,7 @@ impl Plugin for Cache {
         let now = Instant::now();
         match self.look(key, lower, qtype, qclass, bits, now) {
             Look::Fresh(which) => {
-                self.counters.requests.inc();
+                self.ctr(req.server).requests.inc();
                 self.hit(req, which, key, now, false)
             }
             Look::Stale(which) => {
@@ -112,13 +142,13 @@ impl Plugin for Cache {
                     .clone()
                     .unwrap_or_else(unreachable_stale);
                 if stale.mode == StaleMode::Immediate {
-                    self.counters.requests.inc();
+                    self.ctr(req.server).requests.inc();
                     return self.hit(req, which, key, now, true);
                 }
                 if !req.can_wait() {
                     return req.defer();
                 }
-                self.counters.requests.inc();
+                self.ctr(req.server).requests.inc();
                 self.verify(req, next, which, key, lower, &stale).await
             }
             Look::Miss => {
@@ -126,8 +156,8 @@ impl Plugin for Cache {
                 if status.is_deferred() {
                     return status;
                 }
-                self.counters.requests.inc();
-                self.counters.misses.inc();
+                self.ctr(req.server).requests.inc();
+                self.ctr(req.server).misses.inc();
                 if client_write(status.rcode) && !req.reply.is_empty() {
                     self.store(req, key, lower);
                 }
@@ -149,6 +179,19 @@ fn unreachable_stale() -> ServeStale {
 }
 
 impl Cache {
+    /// The counters of the listener the query came in on: with one listener (the usual
+    /// block) nothing is compared.
+    #[inline]
+    fn ctr(&self, server: &str) -> &CacheCounters {
+        let c = &self.counters;
+        if c.len() > 1 {
+            if let Some((_, ctr)) = c.iter().find(|(s, _)| s == server) {
+                return ctr;
+            }
+        }
+        &c[0].1
+    }
+
     fn cache(&self, w: Which) -> &RefCell<store::Cache> {
         match w {
             Which::Positive => &self.positive,
@@ -233,7 +276,7 @@ impl Cache {
         if stale {
             let ttl = cfg.serve_stale.as_ref().map_or(0, |s| s.response_ttl);
             entry::write_hit(e, &req.query, req.reply, |_| ttl);
-            self.counters.served_stale.inc();
+            self.ctr(req.server).served_stale.inc();
             if !e.refreshing && e.retry_after.is_none_or(|t| now >= t) {
                 e.refreshing = true;
                 req.request_refresh();
@@ -253,14 +296,15 @@ impl Cache {
                 let threshold = e.duration.mul_f64(f64::from(p.percentage) / 100.0);
                 if e.hits >= p.amount && left <= threshold && !e.refreshing {
                     e.refreshing = true;
-                    self.counters.prefetches.inc();
+                    self.ctr(req.server).prefetches.inc();
                     req.request_refresh();
                 }
             }
         }
+        let ctr = self.ctr(req.server);
         match which {
-            Which::Positive => self.counters.hits_success.inc(),
-            Which::Negative => self.counters.hits_denial.inc(),
+            Which::Positive => ctr.hits_success.inc(),
+            Which::Negative => ctr.hits_denial.inc(),
         }
         drop(c);
         req.finalize_reply();
@@ -354,7 +398,7 @@ impl Cache {
         ) {
             Ok(e) => e,
             Err(Skip::Mismatch) => {
-                self.counters.drops.inc();
+                self.ctr(req.server).drops.inc();
                 return false;
             }
             Err(Skip::Rule) => return false,
@@ -375,15 +419,22 @@ impl Cache {
             e.hits = old.hits; // a prefetched entry keeps its popularity
         }
         let ev = c.insert(key, e, dead);
-        self.counters.evictions.add(ev.entries);
         let (n, bytes) = (c.len() as u64, c.bytes() as u64);
         drop(c);
-        let (entries, held) = match which {
-            Which::Positive => (&self.counters.entries_success, &self.counters.bytes_success),
-            Which::Negative => (&self.counters.entries_denial, &self.counters.bytes_denial),
-        };
-        entries.set(n);
-        held.set(bytes);
+        let ctr = self.ctr(req.server);
+        match which {
+            Which::Positive => ctr.evictions_success.add(ev.entries),
+            Which::Negative => ctr.evictions_denial.add(ev.entries),
+        }
+        // The cache is the block's, whichever listener asked: each server's series shows it.
+        for (_, ctr) in &self.counters {
+            let (entries, held) = match which {
+                Which::Positive => (&ctr.entries_success, &ctr.bytes_success),
+                Which::Negative => (&ctr.entries_denial, &ctr.bytes_denial),
+            };
+            entries.set(n);
+            held.set(bytes);
+        }
         true
     }
 }

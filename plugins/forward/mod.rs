@@ -166,10 +166,15 @@ impl Plugin for Forward {
                     .upstreams
                     .iter()
                     .cloned()
-                    .map(|u| UpstreamCore::new(u, r.cfg.source_address, rx.clone()))
+                    .map(|u| {
+                        let mut up = UpstreamCore::new(u, r.cfg.source_address, rx.clone());
+                        // The registry's: a rebuilt instance counts on.
+                        up.counters = crate::metrics::registry::cell(&[&up.up.label], core.index);
+                        up
+                    })
                     .collect(),
                 rr: Cell::new(core.index),
-                counters: Arc::new(RuleCounters::default()),
+                counters: crate::metrics::registry::cell(&[&r.cfg.from], core.index),
             })
             .collect();
         Some(Forward {
@@ -385,8 +390,7 @@ async fn forward_one(inner: &Rc<Inner>, ri: usize, req: &mut Request<'_>) -> Don
                 shared.health[u].success();
                 let rcode = full_rcode(req.reply);
                 up.counters.rcodes[usize::from(rcode).min(23)].inc();
-                up.counters
-                    .duration
+                up.counters.duration[usize::from(rcode).min(23)]
                     .observe(now.saturating_duration_since(t0));
                 if cfg.failover.contains(&rcode) && failed_over + 1 < n {
                     failed_over += 1;

@@ -39,6 +39,8 @@ pub struct Config {
     /// `reload`: watch the Corefile; as in CoreDNS the last block that sets it wins, and it
     /// acts for the whole process.
     pub reload: Option<crate::plugin::ReloadSettings>,
+    /// Addresses of the `/metrics` endpoint (`prometheus`), each once for the process.
+    pub metrics: Vec<std::net::SocketAddr>,
 }
 
 /// One server block after setup: its zones and every plugin's parsed configuration.
@@ -78,6 +80,11 @@ pub fn load(cf: &Corefile, dns_port: u16) -> Result<Config, Error> {
         }
         let mut setup = BlockSetup {
             zones: zones.iter().map(|z| z.zone.clone()).collect(),
+            directives: chain::PLUGINS
+                .iter()
+                .copied()
+                .filter(|p| sb.directives.iter().any(|d| d.name == *p))
+                .collect(),
             ..BlockSetup::default()
         };
         let plugins = chain::setup_block(&sb.directives, &mut setup)?;
@@ -90,7 +97,8 @@ pub fn load(cf: &Corefile, dns_port: u16) -> Result<Config, Error> {
     }
     let listeners =
         listeners::group(&blocks).map_err(|(block, msg)| err_at(first_keys[block], &msg))?;
-    let (mut health, mut ready) = (Vec::new(), Vec::new());
+    fill_routes(&blocks, &listeners);
+    let (mut health, mut ready, mut metrics) = (Vec::new(), Vec::new(), Vec::new());
     let mut lameduck = std::time::Duration::ZERO;
     let mut reload = None;
     for b in &blocks {
@@ -106,6 +114,11 @@ pub fn load(cf: &Corefile, dns_port: u16) -> Result<Config, Error> {
                 ready.push(addr);
             }
         }
+        if let Some(addr) = b.setup.metrics {
+            if !metrics.contains(&addr) {
+                metrics.push(addr);
+            }
+        }
     }
     Ok(Config {
         tuning,
@@ -115,7 +128,22 @@ pub fn load(cf: &Corefile, dns_port: u16) -> Result<Config, Error> {
         lameduck,
         ready,
         reload,
+        metrics,
     })
+}
+
+/// Tells each block the (server, zone) pairs it answers for, now that listeners are known.
+fn fill_routes(blocks: &[Block], listeners: &[Listener]) {
+    let mut per_block: Vec<Vec<(String, String)>> = vec![Vec::new(); blocks.len()];
+    for l in listeners {
+        for r in &l.routes {
+            per_block[r.block].push((l.name.clone(), r.zone.clone()));
+        }
+    }
+    for (b, routes) in blocks.iter().zip(per_block) {
+        // A fresh BlockSetup per load: never set before.
+        let _ = b.setup.routes.set(routes);
+    }
 }
 
 fn err_at(tok: &Token, msg: &str) -> Error {
@@ -174,6 +202,26 @@ mod tests {
                 "0.10.in-addr.arpa.",
                 "1.10.in-addr.arpa."
             ]
+        );
+    }
+
+    #[test]
+    fn blocks_learn_their_directives_and_routes() {
+        let c = load_text(
+            "a.test:1053 b.test:2053 {\n whoami\n log\n}\n.:1053 {\n bind 127.0.0.1\n cache\n whoami\n}\n",
+        )
+        .unwrap();
+        assert_eq!(c.blocks[0].setup.directives, vec!["log", "whoami"]);
+        assert_eq!(
+            c.blocks[0].setup.routes.get().unwrap(),
+            &vec![
+                ("dns://:1053".to_string(), "a.test.".to_string()),
+                ("dns://:2053".to_string(), "b.test.".to_string())
+            ]
+        );
+        assert_eq!(
+            c.blocks[1].setup.routes.get().unwrap(),
+            &vec![("dns://127.0.0.1:1053".to_string(), ".".to_string())]
         );
     }
 

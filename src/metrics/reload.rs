@@ -68,6 +68,35 @@ pub fn plugin_in_use() -> bool {
     IN_USE.load(Ordering::Relaxed)
 }
 
+static FAILED_DESC: super::family::Desc = super::family::Desc {
+    name: "coredns_reload_failed_total",
+    help: "Counter of the number of failed reload attempts.",
+    kind: super::family::Kind::Counter,
+    labels: &[],
+};
+
+static VERSION_DESC: super::family::Desc = super::family::Desc {
+    name: "coredns_reload_version_info",
+    help: "A metric with a constant '1' value labeled by hash, and value which type of hash generated.",
+    kind: super::family::Kind::Gauge,
+    labels: &["hash", "value"],
+};
+
+/// The reload families for the metrics registry (registered once by the runtime).
+pub struct ReloadSource;
+
+impl super::registry::Source for ReloadSource {
+    fn collect(&self, out: &mut super::family::Sink) {
+        if !plugin_in_use() {
+            return;
+        }
+        out.counter(&FAILED_DESC, &[], failed_total());
+        if let Some(hash) = running_hash() {
+            out.gauge(&VERSION_DESC, &["sha512", &hash], 1.0);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

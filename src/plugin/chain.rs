@@ -18,6 +18,9 @@ pub trait Handler {
     fn is_empty(&self) -> bool {
         self.is_end()
     }
+    /// Appends the names of the plugins present from here on, outermost first (CoreDNS's
+    /// handlers, for `coredns_plugin_enabled`).
+    fn plugin_names(&self, _out: &mut Vec<&'static str>) {}
 }
 
 /// One plugin slot and the rest of the chain. The slot is empty when the block does not use
@@ -32,9 +35,20 @@ pub struct Link<P, R> {
 impl<P: Plugin, R: Handler> Handler for Link<P, R> {
     async fn serve(&self, req: &mut Request<'_>) -> Status {
         match &self.plugin {
-            Some(p) => p.serve(req, &self.rest).await,
+            Some(p) => {
+                let status = p.serve(req, &self.rest).await;
+                req.note_writer(P::NAME, &status);
+                status
+            }
             None => self.rest.serve(req).await,
         }
+    }
+
+    fn plugin_names(&self, out: &mut Vec<&'static str>) {
+        if self.plugin.is_some() {
+            out.push(P::NAME);
+        }
+        self.rest.plugin_names(out);
     }
 
     fn is_end(&self) -> bool {

@@ -45,6 +45,7 @@ pub struct Request<'a> {
     note: Option<u64>,
     refresh: bool,
     refresh_requested: bool,
+    writer: Option<&'static str>,
 }
 
 impl<'a> Request<'a> {
@@ -73,6 +74,7 @@ impl<'a> Request<'a> {
             note: None,
             refresh: false,
             refresh_requested: false,
+            writer: None,
         }
     }
 
@@ -125,6 +127,25 @@ impl<'a> Request<'a> {
     pub fn clear_reply(&mut self) {
         self.reply.clear();
         self.finalized = false;
+        self.writer = None;
+    }
+
+    /// The plugin that wrote the reply (the innermost one that returned with a reply
+    /// written), for the `plugin` label of `coredns_dns_responses_total`; `None` while
+    /// nothing is written or when the server writes it.
+    pub const fn writer(&self) -> Option<&'static str> {
+        self.writer
+    }
+
+    /// Records who wrote the reply, unless an inner plugin already did: the chain calls it
+    /// as each plugin returns.
+    pub(crate) fn note_writer(&mut self, name: &'static str, status: &Status) {
+        if self.writer.is_none()
+            && !self.reply.is_empty()
+            && crate::plugin::client_write(status.rcode)
+        {
+            self.writer = Some(name);
+        }
     }
 
     /// Whether [`Request::finalize_reply`] ran since the reply was last written.

@@ -2,6 +2,7 @@
 
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 
 /// Block-wide settings that config-only directives (root, bind, debug, …) record and other
 /// plugins and the server read. One per server block, filled in plugin.cfg order.
@@ -30,6 +31,18 @@ pub struct BlockSetup {
     pub ready: Option<std::net::SocketAddr>,
     /// `reload`: how often to look for a changed Corefile.
     pub reload: Option<ReloadSettings>,
+    /// `prometheus`: where to serve `/metrics`.
+    pub metrics: Option<std::net::SocketAddr>,
+    /// The compiled plugins whose directives the block uses, in plugin.cfg order; filled
+    /// before any setup runs (e.g. the plugins that may write a reply, for metrics labels).
+    pub directives: Vec<&'static str>,
+    /// The (server, zone) pairs the block answers for (`dns://:53`, `example.org.`), as
+    /// metrics label them. Known only once every block's listeners are grouped, after
+    /// setup: a setup keeps the `Arc` and its `build` reads it.
+    pub routes: Arc<OnceLock<Vec<(String, String)>>>,
+    /// The plugins present in the block's chain (those whose `build` gives an instance),
+    /// outermost first; filled when the first core builds the chain.
+    pub handlers: Arc<OnceLock<Vec<&'static str>>>,
 }
 
 /// How often the `reload` plugin re-reads the Corefile: every `interval`, shifted by a random

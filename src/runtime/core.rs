@@ -72,6 +72,35 @@ pub struct ListenerCtx {
     pub allow_chaos: bool,
     /// The bound address, for `{local}`.
     pub local: SocketAddr,
+    /// This core's counters of the queries the server answers before any block.
+    pub dropped: crate::metrics::dns::Dropped,
+}
+
+impl ListenerCtx {
+    /// Counts a query the server answered itself with `rcode` (zone `dropped`, as CoreDNS's
+    /// `errorAndMetricsFunc`).
+    pub fn count_dropped(
+        &self,
+        q: &crate::wire::Query<'_>,
+        proto: crate::plugin::Proto,
+        client: SocketAddr,
+        rcode: u8,
+        reply: &[u8],
+    ) {
+        use crate::metrics::dns::{Observation, family_index};
+        self.dropped.record(
+            &Observation {
+                proto: usize::from(proto == crate::plugin::Proto::Tcp),
+                family: family_index(client.ip()),
+                qtype: q.qtype(),
+                do_bit: q.do_bit(),
+                request_size: q.packet().len(),
+                response_size: reply.len(),
+                duration: std::time::Duration::ZERO,
+            },
+            rcode,
+        );
+    }
 }
 
 /// What the socket loops need of a listener besides serving: how to find it again after a
@@ -157,6 +186,11 @@ impl CoreServer<crate::chain::Chain> {
             .map(|b| {
                 let chain = crate::chain::build_chain(&b.plugins, core);
                 let empty = chain.is_empty();
+                b.setup.handlers.get_or_init(|| {
+                    let mut names = Vec::new();
+                    chain.plugin_names(&mut names);
+                    names
+                });
                 CoreBlock {
                     chain,
                     debug: b.setup.debug,
@@ -176,6 +210,7 @@ impl CoreServer<crate::chain::Chain> {
                 router: Router::new(&l.routes),
                 allow_chaos: l.allow_chaos,
                 local: l.addr,
+                dropped: crate::metrics::dns::Dropped::new(&l.name, core.index),
             })
             .collect();
         let mut server = CoreServer::new(blocks, listeners);

@@ -83,6 +83,7 @@ pub fn run(config: Config, digest: Digest, source: Source, quiet: bool) -> Resul
     let keys = reload::listener_keys(&config);
     let addrs: Vec<_> = keys.iter().map(|k| k.1).collect();
     let mut sockets = sockets::open_all(&addrs, cpus.len(), &config.tuning)?;
+    crate::metrics::registry::add_source("reload", Arc::new(crate::metrics::reload::ReloadSource));
     let state = Arc::new(ops::OpsState::default());
     let mut ops = ops::Ops::new(state.clone());
     let staged = ops.stage(reload::endpoints(&config))?;

@@ -1,4 +1,5 @@
-//! The operations endpoints over HTTP (`/health`, `/ready`), far from the query path: one
+//! The operations endpoints over HTTP (`/health`, `/ready`, `/metrics`), far from the query
+//! path (a scrape reads the metrics registry without stopping any core): one
 //! tiny_http server and thread per address, each serving the set of paths the Corefile puts
 //! on that address.
 //!
@@ -32,10 +33,12 @@ pub enum Endpoint {
     Health,
     /// `/ready`: 200 while serving, 503 during start-up and stop (lameduck).
     Ready,
+    /// `/metrics`: the Prometheus text page (`prometheus`).
+    Metrics,
 }
 
 impl Endpoint {
-    const ALL: [Endpoint; 2] = [Endpoint::Health, Endpoint::Ready];
+    const ALL: [Endpoint; 3] = [Endpoint::Health, Endpoint::Ready, Endpoint::Metrics];
 
     fn bit(self) -> u8 {
         1 << (self as u8)
@@ -46,6 +49,7 @@ impl Endpoint {
         match self {
             Endpoint::Health => "/health",
             Endpoint::Ready => "/ready",
+            Endpoint::Metrics => "/metrics",
         }
     }
 }
@@ -165,24 +169,48 @@ impl Ops {
 fn serve(server: &tiny_http::Server, paths: &AtomicU8, state: &OpsState) {
     for req in server.incoming_requests() {
         let url = req.url().split('?').next().unwrap_or("");
-        let (code, body) = respond(url, paths.load(Ordering::Acquire), state);
-        let _ = req.respond(tiny_http::Response::from_string(body).with_status_code(code));
+        let (code, body, content_type) = respond(url, paths.load(Ordering::Acquire), state);
+        // A Content-Length rather than chunks, whatever the size: the simplest clients (and
+        // health probes) can read it.
+        let mut resp = tiny_http::Response::from_string(body)
+            .with_status_code(code)
+            .with_chunked_threshold(usize::MAX);
+        if let Some(ct) = content_type
+            && let Ok(h) = tiny_http::Header::from_bytes(&b"Content-Type"[..], ct.as_bytes())
+        {
+            resp.add_header(h);
+        }
+        let _ = req.respond(resp);
     }
 }
 
-/// The status and body for `url` on an address serving the endpoints in `bits` (a body
-/// made at each request, such as a metrics scrape, is an owned `Cow`).
-fn respond(url: &str, bits: u8, state: &OpsState) -> (u16, Cow<'static, str>) {
+/// The status, body and content type for `url` on an address serving the endpoints in
+/// `bits` (a body made at each request, such as a metrics scrape, is an owned `Cow`).
+fn respond(
+    url: &str,
+    bits: u8,
+    state: &OpsState,
+) -> (u16, Cow<'static, str>, Option<&'static str>) {
     let hit = Endpoint::ALL
         .into_iter()
         .find(|e| bits & e.bit() != 0 && e.path() == url);
-    let (code, body) = match hit {
-        None => (404, "404 page not found\n"),
-        Some(Endpoint::Health) => (200, "OK"),
-        Some(Endpoint::Ready) if state.ready.load(Ordering::Acquire) => (200, "OK"),
-        Some(Endpoint::Ready) => (503, "not ready: the server is starting or stopping\n"),
-    };
-    (code, Cow::Borrowed(body))
+    match hit {
+        None => (404, Cow::Borrowed("404 page not found\n"), None),
+        Some(Endpoint::Health) => (200, Cow::Borrowed("OK"), None),
+        Some(Endpoint::Ready) if state.ready.load(Ordering::Acquire) => {
+            (200, Cow::Borrowed("OK"), None)
+        }
+        Some(Endpoint::Ready) => (
+            503,
+            Cow::Borrowed("not ready: the server is starting or stopping\n"),
+            None,
+        ),
+        Some(Endpoint::Metrics) => (
+            200,
+            Cow::Owned(crate::metrics::expose::render()),
+            Some(crate::metrics::expose::CONTENT_TYPE),
+        ),
+    }
 }
 
 #[cfg(test)]

@@ -55,7 +55,11 @@ pub struct Reloader {
 
 /// The HTTP endpoints a configuration asks for.
 pub fn endpoints(c: &Config) -> ops::Wanted {
-    ops::wanted(&[(Endpoint::Health, &c.health), (Endpoint::Ready, &c.ready)])
+    ops::wanted(&[
+        (Endpoint::Health, &c.health),
+        (Endpoint::Ready, &c.ready),
+        (Endpoint::Metrics, &c.metrics),
+    ])
 }
 
 /// The keys of a configuration's listeners.

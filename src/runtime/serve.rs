@@ -65,7 +65,7 @@ fn route<'a, H>(
     l: &'a ListenerCtx,
     packet: &'a [u8],
     cut: bool,
-    proto: Proto,
+    (proto, client): (Proto, SocketAddr),
     reply: &mut Vec<u8>,
 ) -> Route<'a> {
     if cut {
@@ -85,13 +85,26 @@ fn route<'a, H>(
         return Route::Done(Verdict::Send);
     }
     if query.qclass() != CLASS_IN && !l.allow_chaos {
-        return Route::Done(error_reply(&query, REFUSED, proto, reply));
+        return Route::Done(refused(l, &query, proto, client, reply));
     }
     let Some((block, zone)) = l.router.route(query.qname_bytes(), query.qtype()) else {
-        return Route::Done(error_reply(&query, REFUSED, proto, reply));
+        return Route::Done(refused(l, &query, proto, client, reply));
     };
     let _ = core;
     Route::Chain { query, block, zone }
+}
+
+/// REFUSED by the server before any block, counted under the zone `dropped`.
+fn refused(
+    l: &ListenerCtx,
+    q: &Query<'_>,
+    proto: Proto,
+    client: SocketAddr,
+    reply: &mut Vec<u8>,
+) -> Verdict {
+    let v = error_reply(q, REFUSED, proto, reply);
+    l.count_dropped(q, proto, client, REFUSED, reply);
+    v
 }
 
 /// Queues the background refresh a plugin asked for (never from a refresh itself).
@@ -140,8 +153,9 @@ pub fn install_panic_hook() {
     }));
 }
 
-/// Logs a recovered panic as CoreDNS does.
+/// Logs a recovered panic as CoreDNS does, and counts it (`coredns_panics_total`).
 fn log_panic(server: &str, payload: &(dyn Any + Send), stacktrace: bool) {
+    crate::metrics::expose::count_panic();
     let msg = payload
         .downcast_ref::<&str>()
         .copied()
@@ -165,13 +179,13 @@ pub fn serve_inline<H: Handler>(
     reply: &mut Vec<u8>,
 ) -> Verdict {
     reply.clear();
-    let (query, bi, zone) = match route(core, l, packet, cut, proto, reply) {
+    let (query, bi, zone) = match route(core, l, packet, cut, (proto, client), reply) {
         Route::Done(v) => return v,
         Route::Chain { query, block, zone } => (query, block, zone),
     };
     let block = &core.blocks[bi];
     if block.empty {
-        return error_reply(&query, REFUSED, proto, reply);
+        return refused(l, &query, proto, client, reply);
     }
     if !block.inline.try_inline() {
         return Verdict::Defer(None);
@@ -205,7 +219,9 @@ pub fn serve_inline<H: Handler>(
         }
         Err(payload) => {
             log_panic(&l.name, payload.as_ref(), block.stacktrace);
-            error_reply(&req.query, SERVFAIL, proto, req.reply)
+            let v = error_reply(&req.query, SERVFAIL, proto, req.reply);
+            l.count_dropped(&req.query, proto, client, SERVFAIL, req.reply);
+            v
         }
     }
 }
@@ -222,7 +238,7 @@ pub async fn serve_deferred<H: Handler>(
     reply: &mut Vec<u8>,
 ) -> Verdict {
     reply.clear();
-    let (query, bi, zone) = match route(core, l, packet, false, proto, reply) {
+    let (query, bi, zone) = match route(core, l, packet, false, (proto, client), reply) {
         Route::Done(v) => return v,
         Route::Chain { query, block, zone } => (query, block, zone),
     };
@@ -259,7 +275,8 @@ pub async fn serve_deferred<H: Handler>(
 async fn serve_refresh<H: Handler>(core: &CoreServer<H>, r: &Refresh) {
     let l = &core.listeners[r.listener];
     let mut reply = Vec::new();
-    let (query, bi, zone) = match route(core, l, &r.packet, false, r.proto, &mut reply) {
+    let (query, bi, zone) = match route(core, l, &r.packet, false, (r.proto, r.client), &mut reply)
+    {
         Route::Done(_) => return,
         Route::Chain { query, block, zone } => (query, block, zone),
     };
@@ -357,6 +374,7 @@ mod tests {
             }]),
             allow_chaos: false,
             local: "127.0.0.1:53".parse().unwrap(),
+            dropped: crate::metrics::dns::Dropped::new("dns://:53", 0),
         };
         let block = CoreBlock {
             chain: h,
