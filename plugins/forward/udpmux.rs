@@ -22,6 +22,9 @@ use std::time::{Duration, Instant};
 /// Sockets per upstream per core.
 const SOCKETS: usize = 2;
 
+/// Queries sent on one socket before the next one takes over.
+const RUN: usize = 64;
+
 /// How often waiting queries are checked for their deadline while any wait; read
 /// timeouts are therefore precise to this much.
 const SWEEP: Duration = Duration::from_millis(10);
@@ -381,8 +384,11 @@ impl UdpMux {
             socks.push(s.clone());
             return Ok((s, true));
         }
-        let i = self.next.get() % live;
-        self.next.set(i + 1);
+        // Runs of queries on one socket, not one query each: a burst's replies then wake
+        // one reader, while over time every socket (every source port) carries queries.
+        let n = self.next.get();
+        self.next.set(n.wrapping_add(1));
+        let i = (n / RUN) % live;
         let s = socks.iter().filter(|s| !s.retired.get()).nth(i).cloned();
         Ok((s.unwrap_or_else(|| socks[0].clone()), false))
     }

@@ -245,9 +245,9 @@ pub async fn serve_deferred<H: Handler>(
     let block = &core.blocks[bi];
     let mut req = Request::new(query, client, l.local, proto, zone, &l.name, reply, true);
     req.set_deferred_note(note);
-    // The chain's future is large (every plugin's state, nested): boxed, the task that
-    // carries this one stays small, and spawning it copies a pointer instead of kilobytes.
-    let chain = Box::pin(block.chain.serve(&mut req));
+    // Inline in the task (one allocation for both); tests/alloc.rs keeps the chain's future
+    // small enough that spawning the task copies little.
+    let chain = block.chain.serve(&mut req);
     let status = if block.debug {
         Ok(chain.await)
     } else {
