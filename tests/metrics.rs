@@ -522,3 +522,66 @@ fn reloads_are_exported_and_counts_go_on_across_them() {
     assert_eq!(value(&page, "coredns_reload_failed_total", &[]), Some(1.0));
     assert_ne!(hash(&page), Some(first));
 }
+
+#[test]
+fn udp_batches_and_kernel_drops_are_exported_per_listener() {
+    let claim = free_port();
+    let mport = claim.port;
+    let s =
+        Server::start(|p| format!(".:{p} {{\n    prometheus 127.0.0.1:{mport}\n    whoami\n}}\n"));
+    let p = s.port;
+    for i in 0..7 {
+        assert_eq!(udp(p, &query(i, "x.example.", 1)), 0);
+    }
+    let server = format!("dns://:{p}");
+    // Every datagram was taken by some receive call: the batch sizes add up to 7.
+    let page = scrape_until(mport, |t| {
+        value(t, "ringdns_udp_batch_size_sum", &[("server", &server)]) == Some(7.0)
+    });
+    let calls = value(
+        &page,
+        "ringdns_udp_batch_size_count",
+        &[("server", &server)],
+    )
+    .expect("a count of receive calls");
+    assert!((1.0..=7.0).contains(&calls), "{calls}");
+    assert_eq!(
+        value(
+            &page,
+            "ringdns_udp_socket_drops_total",
+            &[("server", &server)]
+        ),
+        Some(0.0),
+        "{page}"
+    );
+}
+
+#[test]
+fn datagrams_the_kernel_drops_on_a_full_socket_are_counted() {
+    let claim = free_port();
+    let mport = claim.port;
+    // A small receive buffer, and the server stopped while a burst arrives: the kernel has
+    // to drop most of it.
+    let s = Server::start(|p| {
+        format!(
+            "{{\n    udp_rcvbuf 4K\n    workers 1\n}}\n.:{p} {{\n    prometheus 127.0.0.1:{mport}\n    whoami\n}}\n"
+        )
+    });
+    let p = s.port;
+    let server = format!("dns://:{p}");
+    s.signal("STOP");
+    let sock = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    for i in 0..2000u16 {
+        let _ = sock.send_to(&query(i, "x.example.", 1), ("127.0.0.1", p));
+    }
+    s.signal("CONT");
+    let drops_of = |t: &str| value(t, "ringdns_udp_socket_drops_total", &[("server", &server)]);
+    let page = scrape_until(mport, |t| drops_of(t).is_some_and(|d| d > 0.0));
+    let drops = drops_of(&page).unwrap();
+    let taken = value(&page, "ringdns_udp_batch_size_sum", &[("server", &server)]).unwrap_or(0.0);
+    // Nothing is counted twice: what was dropped was never received.
+    assert!(
+        drops > 0.0 && drops + taken <= 2000.0,
+        "{drops} dropped, {taken} received"
+    );
+}

@@ -84,6 +84,7 @@ pub fn run(config: Config, digest: Digest, source: Source, quiet: bool) -> Resul
     let addrs: Vec<_> = keys.iter().map(|k| k.1).collect();
     let mut sockets = sockets::open_all(&addrs, cpus.len(), &config.tuning)?;
     crate::metrics::registry::add_source("reload", Arc::new(crate::metrics::reload::ReloadSource));
+    publish_udp_drops(&config);
     let state = Arc::new(ops::OpsState::default());
     let mut ops = ops::Ops::new(state.clone());
     let staged = ops.stage(reload::endpoints(&config))?;
@@ -192,6 +193,21 @@ pub fn run(config: Config, digest: Digest, source: Source, quiet: bool) -> Resul
         return Err("a core stopped with a panic".into());
     }
     Ok(())
+}
+
+/// Tells the metrics endpoint which UDP listeners to report kernel drops for (at start and
+/// after each reload).
+pub(crate) fn publish_udp_drops(config: &Config) {
+    let listeners = config
+        .listeners
+        .iter()
+        .filter(|l| l.transport == crate::config::Transport::Dns)
+        .map(|l| (l.name.clone(), l.addr))
+        .collect();
+    crate::metrics::registry::add_source(
+        "udp-drops",
+        Arc::new(crate::metrics::udp::SocketDrops::new(listeners)),
+    );
 }
 
 /// Counts a core's exit, also when it unwinds from a panic.

@@ -234,6 +234,7 @@ impl Reloader {
             acked += 1;
         }
         ops.commit(staged);
+        super::publish_udp_drops(&config);
         self.running = config;
         self.digest = parsed.digest;
         self.seen = Seen::Digest(parsed.digest);

@@ -37,7 +37,10 @@ pub async fn run<H: Handler + 'static>(
     sock: Rc<UdpSocket>,
     batch_size: usize,
     stop: Rc<Stop>,
+    core_index: usize,
 ) {
+    let counters: std::sync::Arc<crate::metrics::udp::UdpCounters> =
+        crate::metrics::registry::cell(&[&view.core.listeners[view.li].name], core_index);
     let mut batch = Batch::new(batch_size);
     let queue = Rc::new(ReplyQueue::default());
     let sender = glommio::spawn_local(replies::sender(queue.clone(), sock.clone()));
@@ -57,6 +60,7 @@ pub async fn run<H: Handler + 'static>(
                 continue;
             }
         };
+        counters.received(n);
         view.refresh();
         let (core, li) = (&view.core, view.li);
         let l = &core.listeners[li];

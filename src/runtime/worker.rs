@@ -159,8 +159,15 @@ impl Worker {
             UdpBackend::Glommio => (Backend::Glommio(GlommioBackend::new(udp.clone())), 1),
         };
         self.tasks.push(
-            glommio::spawn_local(udp::run(view.clone(), backend, udp, batch, stop.clone()))
-                .detach(),
+            glommio::spawn_local(udp::run(
+                view.clone(),
+                backend,
+                udp,
+                batch,
+                stop.clone(),
+                self.info.index,
+            ))
+            .detach(),
         );
         self.tasks
             .push(glommio::spawn_local(tcp::run(view, tcp, t.tcp_max_conns, stop)).detach());
