@@ -398,6 +398,13 @@ srv_ringdns_cache_cmd() {
   SRV_CMD=("$RINGDNS_BIN" -conf "$dir/Corefile.ringdns-cache")
 }
 
+# ringdns-cache-base: the same with RINGDNS_BASE_BIN (A/B in the same rounds, as ringdns-fwd-base).
+srv_ringdns_cache_base_check() { srv_ringdns_fwd_base_check; }
+srv_ringdns_cache_base_cmd() {
+  srv_ringdns_cache_cmd "$@"
+  SRV_CMD[0]=$RINGDNS_BASE_BIN
+}
+
 # dnsdist-cache: dnsdist-fwd plus a packet cache of 100 000 entries on the default pool.
 srv_dnsdist_cache_check() {
   command -v dnsdist >/dev/null || { echo "dnsdist not installed: skipping dnsdist-cache" >&2; return 1; }
