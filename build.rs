@@ -121,10 +121,10 @@ fn main() {
     for e in &entries {
         writeln!(
             g,
-            "    if let Some(d) = directives.iter().find(|d| d.name == {:?}) {{\n        let mut disp = Dispenser::new(&d.tokens);\n        out.{} = Some(Arc::new(<{} as Plugin>::setup(&mut disp, block)?));\n    }}",
+            "    if let Some(d) = directives.iter().find(|d| d.name == {:?}) {{\n        let mut disp = Dispenser::new(&d.tokens);\n        let c = Arc::new(<{t} as Plugin>::setup(&mut disp, block)?);\n        block.readiness.extend(<{t} as Plugin>::readiness(&c));\n        out.{} = Some(c);\n    }}",
             e.directive,
             e.module,
-            ty(e)
+            t = ty(e)
         )
         .unwrap();
     }

@@ -26,7 +26,7 @@ const SECTIONS: [&str; 4] = [
 ];
 
 /// How many queries a started example gets before it counts as not serving. erratic's
-/// default `drop 2` drops every second query per core; five queries always include an
+/// default `drop 2` drops every second query of the block; five queries always include an
 /// answered one.
 const ATTEMPTS: usize = 5;
 

@@ -1,14 +1,15 @@
 //! erratic: a deliberately misbehaving answerer (drops, delays, truncates, large answers),
-//! so tests and benchmarks have real bad upstreams. As CoreDNS's erratic.
+//! so tests and benchmarks have real bad upstreams, and a plugin whose readiness flips (ready
+//! only while it has seen 3 or 4 queries) so tests can watch `/ready`. As CoreDNS's erratic.
 
 use crate::corefile::{Dispenser, Error};
-use crate::plugin::{BlockSetup, CoreInfo, Handler, Plugin, Request, Status, duration};
+use crate::plugin::{BlockSetup, CoreInfo, Handler, Plugin, Readiness, Request, Status, duration};
 use crate::wire::class::IN as CLASS_IN;
 use crate::wire::rcode::{NOERROR, SERVFAIL};
 use crate::wire::rtype::{A, AAAA, AXFR, NS, SOA};
 use crate::wire::{MessageWriter, Owner, Section};
-use std::cell::Cell;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 /// The answer address for A queries (TEST-NET-1), as CoreDNS.
@@ -20,20 +21,36 @@ const ADDR_AAAA: [u8; 16] = [
 /// How many A records `large` answers with (CoreDNS: 30, over 512 bytes).
 const LARGE_COUNT: usize = 30;
 
-/// What the Corefile asked for: every Nth query is dropped, delayed or truncated.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What the Corefile asked for: every Nth query is dropped, delayed or truncated; and the
+/// block's query counter.
+#[derive(Debug)]
 pub struct Config {
     drop: u64,
     delay: u64,
     delay_for: Duration,
     truncate: u64,
     large: bool,
+    /// Queries received by the block on every core, as CoreDNS's one atomic per instance:
+    /// "every Nth" and readiness count the block's queries, not one core's. A relaxed
+    /// shared counter costs a contended cache line per query, acceptable in a test plugin.
+    queries: AtomicU64,
 }
 
-/// Per-core instance with its own query counter (so "every Nth" counts per core).
+/// Per-core instance; the counter lives in the shared configuration.
 pub struct Erratic {
     config: Arc<Config>,
-    count: Cell<u64>,
+}
+
+/// CoreDNS's `Ready`: true only while the number of queries received is in [3, 5), so tests
+/// see `/ready` flip to ready and back.
+impl Readiness for Config {
+    fn name(&self) -> &'static str {
+        Erratic::NAME
+    }
+
+    fn ready(&self) -> bool {
+        (3..5).contains(&self.queries.load(Ordering::Relaxed))
+    }
 }
 
 fn amount(d: &Dispenser<'_>, s: &str) -> Result<u64, Error> {
@@ -59,6 +76,7 @@ impl Plugin for Erratic {
             delay_for: Duration::from_millis(100),
             truncate: 0,
             large: false,
+            queries: AtomicU64::new(0),
         };
         let mut drop_seen = false;
         while d.next() {
@@ -115,8 +133,11 @@ impl Plugin for Erratic {
     fn build(config: &Arc<Config>, _core: &CoreInfo) -> Option<Self> {
         Some(Erratic {
             config: config.clone(),
-            count: Cell::new(0),
         })
+    }
+
+    fn readiness(config: &Arc<Config>) -> Option<Weak<dyn Readiness>> {
+        Some(Arc::downgrade(config) as Weak<dyn Readiness>)
     }
 
     async fn serve<N: Handler>(&self, req: &mut Request<'_>, _next: &N) -> Status {
@@ -124,11 +145,7 @@ impl Plugin for Erratic {
         // The query's number is taken once; a delayed query carries it into its second pass.
         let nr = match req.deferred_note() {
             Some(nr) => nr,
-            None => {
-                let nr = self.count.get();
-                self.count.set(nr + 1);
-                nr
-            }
+            None => c.queries.fetch_add(1, Ordering::Relaxed),
         };
         let every = |n: u64| n > 0 && nr % n == 0;
         if every(c.drop) {

@@ -36,6 +36,10 @@ pub struct Config {
     pub lameduck: std::time::Duration,
     /// Addresses of the `/ready` endpoint.
     pub ready: Vec<std::net::SocketAddr>,
+    /// The plugins `/ready` waits for: those of every block that enables `ready`, asked as
+    /// the last such block's `monitor` says (CoreDNS: each `ready` setup overwrites the one
+    /// process-wide mode, in block order).
+    pub readiness: Arc<crate::plugin::readiness::Watch>,
     /// `reload`: watch the Corefile; as in CoreDNS the last block that sets it wins, and it
     /// acts for the whole process.
     pub reload: Option<crate::plugin::ReloadSettings>,
@@ -101,6 +105,7 @@ pub fn load(cf: &Corefile, dns_port: u16) -> Result<Config, Error> {
     let (mut health, mut ready, mut metrics) = (Vec::new(), Vec::new(), Vec::new());
     let mut lameduck = std::time::Duration::ZERO;
     let mut reload = None;
+    let (mut monitor, mut watched) = (Default::default(), Vec::new());
     for b in &blocks {
         reload = b.setup.reload.or(reload);
         if let Some((addr, ld)) = b.setup.health {
@@ -109,10 +114,12 @@ pub fn load(cf: &Corefile, dns_port: u16) -> Result<Config, Error> {
             }
             lameduck = lameduck.max(ld);
         }
-        if let Some(addr) = b.setup.ready {
+        if let Some((addr, m)) = b.setup.ready {
             if !ready.contains(&addr) {
                 ready.push(addr);
             }
+            monitor = m;
+            watched.extend(b.setup.readiness.iter().cloned());
         }
         if let Some(addr) = b.setup.metrics {
             if !metrics.contains(&addr) {
@@ -127,6 +134,7 @@ pub fn load(cf: &Corefile, dns_port: u16) -> Result<Config, Error> {
         health,
         lameduck,
         ready,
+        readiness: Arc::new(crate::plugin::readiness::Watch::new(monitor, watched)),
         reload,
         metrics,
     })
@@ -239,5 +247,33 @@ mod tests {
             e,
             "Corefile:1 - grpc://.:443 - transport 'grpc' is not supported yet (only dns:// is)"
         );
+    }
+
+    #[test]
+    fn ready_waits_for_the_plugins_of_its_blocks_in_the_last_blocks_mode() {
+        use crate::plugin::readiness::Monitor;
+        // erratic reports readiness; only the blocks that enable `ready` are watched.
+        let c = load_text(
+            "a.test {\n ready {\n  monitor continuously\n }\n erratic\n}\n\
+             b.test {\n erratic\n}\n\
+             c.test {\n ready 127.0.0.1:8182\n erratic\n}\n",
+        )
+        .unwrap();
+        assert_eq!(c.readiness.len(), 2);
+        assert_eq!(
+            c.readiness.monitor(),
+            Monitor::UntilReady,
+            "the last block's"
+        );
+        assert_eq!(c.readiness.not_ready(), vec!["erratic"]);
+        let c = load_text(
+            "a.test {\n ready\n erratic\n}\nb.test {\n ready {\n  monitor continuously\n }\n}\n",
+        )
+        .unwrap();
+        assert_eq!(c.readiness.len(), 1);
+        assert_eq!(c.readiness.monitor(), Monitor::Continuously);
+        let c = load_text("a.test {\n erratic\n}\nb.test {\n ready\n whoami\n}\n").unwrap();
+        assert!(c.readiness.is_empty());
+        assert!(c.readiness.not_ready().is_empty());
     }
 }

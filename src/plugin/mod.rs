@@ -8,6 +8,7 @@ pub mod duration;
 mod fallthrough;
 pub mod normalize;
 pub mod quote;
+pub mod readiness;
 mod request;
 pub mod reverse;
 mod setup;
@@ -15,6 +16,7 @@ mod status;
 
 pub use chain::{End, Handler, Link};
 pub use fallthrough::Fallthrough;
+pub use readiness::Readiness;
 pub use request::{Proto, Request};
 pub use setup::{
     BlockSetup, CoreInfo, ReloadSettings, TcpTimeouts, http_addr_arg, http_listen_addr,
@@ -49,6 +51,13 @@ pub trait Plugin: Sized + 'static {
     /// Called by the socket loop after each batch of queries, e.g. to flush buffered log
     /// lines with one write instead of one per query.
     fn after_batch(&self) {}
+
+    /// The handle `/ready` polls when this plugin reports readiness (CoreDNS's plugins that
+    /// implement `Ready() bool`); called once per block after setup, on the configuration
+    /// every core shares. `None` (the default) for plugins that are always ready.
+    fn readiness(_config: &Arc<Self::Config>) -> Option<std::sync::Weak<dyn Readiness>> {
+        None
+    }
 }
 
 /// CoreDNS's `plugin.ErrOnce` for setups that take one directive per block: call it on

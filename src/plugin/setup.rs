@@ -27,8 +27,11 @@ pub struct BlockSetup {
     pub tcp_timeouts: Option<TcpTimeouts>,
     /// `health`: where to serve `/health`, and the lameduck time before stopping.
     pub health: Option<(std::net::SocketAddr, std::time::Duration)>,
-    /// `ready`: where to serve `/ready`.
-    pub ready: Option<std::net::SocketAddr>,
+    /// `ready`: where to serve `/ready`, and how it asks the block's plugins.
+    pub ready: Option<(std::net::SocketAddr, super::readiness::Monitor)>,
+    /// The block's plugins that report readiness (see [`super::Plugin::readiness`]), filled
+    /// as their setups run; `/ready` waits for them only when the block enables `ready`.
+    pub readiness: Vec<std::sync::Weak<dyn super::Readiness>>,
     /// `reload`: how often to look for a changed Corefile.
     pub reload: Option<ReloadSettings>,
     /// `prometheus`: where to serve `/metrics`.

@@ -87,7 +87,7 @@ pub fn run(config: Config, digest: Digest, source: Source, quiet: bool) -> Resul
     publish_udp_drops(&config);
     let state = Arc::new(ops::OpsState::default());
     let mut ops = ops::Ops::new(state.clone());
-    let staged = ops.stage(reload::endpoints(&config))?;
+    let staged = ops.stage(reload::endpoints(&config), config.readiness.clone())?;
     ops.commit(staged);
     let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGUSR1])
         .map_err(|e| format!("cannot install signal handlers: {e}"))?;

@@ -10,20 +10,41 @@
 //! set of paths, and closes the addresses no longer wanted. An address kept across a reload
 //! is never closed, whatever moved on it.
 //!
+//! `/ready` also asks the plugins of the running configuration that report readiness (its
+//! [`Watch`]); the watch changes with the endpoints, at [`Ops::commit`], so a reload that
+//! fails never touches it.
+//!
 //! A new endpoint (e.g. `/metrics`) is one more [`Endpoint`] variant with its path and a
 //! branch in [`respond`].
 
+use crate::plugin::readiness::Watch;
 use std::borrow::Cow;
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 /// What the endpoints report.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct OpsState {
-    /// Every core serves and no stop has begun: `/ready` says 200. A reload leaves it alone.
+    /// Every core serves and no stop has begun: `/ready` may say 200. A reload leaves it
+    /// alone.
     pub ready: AtomicBool,
+    /// The running configuration's plugins that `/ready` waits for. Locked by the HTTP
+    /// threads and by [`Ops::commit`], never by a core.
+    readiness: Mutex<Arc<Watch>>,
+}
+
+impl OpsState {
+    /// The names of the plugins not ready (sorted, each once); empty when all are.
+    fn not_ready(&self) -> Vec<&'static str> {
+        let watch = self
+            .readiness
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        watch.not_ready()
+    }
 }
 
 /// One HTTP path served off the query path.
@@ -101,6 +122,7 @@ pub struct Ops {
 pub struct Staged {
     wanted: Wanted,
     fresh: Vec<Open>,
+    readiness: Arc<Watch>,
 }
 
 impl Ops {
@@ -112,9 +134,10 @@ impl Ops {
         }
     }
 
-    /// Opens every address in `wanted` that is not open yet. On error the ones this call
-    /// opened are closed again and nothing else changed.
-    pub fn stage(&self, wanted: Wanted) -> Result<Staged, String> {
+    /// Opens every address in `wanted` that is not open yet, for a configuration whose
+    /// `/ready` waits for `readiness`. On error the ones this call opened are closed again
+    /// and nothing else changed.
+    pub fn stage(&self, wanted: Wanted, readiness: Arc<Watch>) -> Result<Staged, String> {
         let mut fresh = Vec::new();
         for &(addr, bits) in &wanted {
             if self.open.iter().any(|o| o.addr == addr) {
@@ -129,13 +152,26 @@ impl Ops {
                 thread: None,
             });
         }
-        Ok(Staged { wanted, fresh })
+        Ok(Staged {
+            wanted,
+            fresh,
+            readiness,
+        })
     }
 
     /// Serves exactly the staged set: new addresses start, kept ones get their new paths,
-    /// the others close.
+    /// the others close; `/ready` waits for the staged configuration's plugins from now on.
     pub fn commit(&mut self, staged: Staged) {
-        let Staged { wanted, fresh } = staged;
+        let Staged {
+            wanted,
+            fresh,
+            readiness,
+        } = staged;
+        *self
+            .state
+            .readiness
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = readiness;
         for mut o in fresh {
             let (server, paths, state) = (o.server.clone(), o.paths.clone(), self.state.clone());
             match std::thread::Builder::new()
@@ -198,7 +234,15 @@ fn respond(
         None => (404, Cow::Borrowed("404 page not found\n"), None),
         Some(Endpoint::Health) => (200, Cow::Borrowed("OK"), None),
         Some(Endpoint::Ready) if state.ready.load(Ordering::Acquire) => {
-            (200, Cow::Borrowed("OK"), None)
+            let waiting = state.not_ready();
+            if waiting.is_empty() {
+                (200, Cow::Borrowed("OK"), None)
+            } else {
+                // As CoreDNS: the names, comma-separated, and a log line per refusal.
+                let names = waiting.join(",");
+                crate::info!("plugin/ready: Plugins not ready: {names:?}");
+                (503, Cow::Owned(names), None)
+            }
         }
         Some(Endpoint::Ready) => (
             503,
@@ -244,7 +288,10 @@ mod tests {
         let (a, b, c) = (free(), free(), free());
         let mut ops = Ops::new(state);
         let s = ops
-            .stage(wanted(&[(Endpoint::Health, &[a]), (Endpoint::Ready, &[b])]))
+            .stage(
+                wanted(&[(Endpoint::Health, &[a]), (Endpoint::Ready, &[b])]),
+                Arc::default(),
+            )
             .unwrap();
         ops.commit(s);
         assert_eq!(get(a, "/health"), Some(200));
@@ -252,10 +299,10 @@ mod tests {
         assert_eq!(get(b, "/ready"), Some(200));
         // Swap them and add a third: no port closes, none is opened twice.
         let s = ops
-            .stage(wanted(&[
-                (Endpoint::Health, &[b, c]),
-                (Endpoint::Ready, &[a]),
-            ]))
+            .stage(
+                wanted(&[(Endpoint::Health, &[b, c]), (Endpoint::Ready, &[a])]),
+                Arc::default(),
+            )
             .unwrap();
         ops.commit(s);
         assert_eq!(get(a, "/ready"), Some(200));
@@ -265,17 +312,26 @@ mod tests {
         // A taken port fails the stage and changes nothing.
         let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let t = taken.local_addr().unwrap();
-        assert!(ops.stage(wanted(&[(Endpoint::Health, &[t])])).is_err());
+        assert!(
+            ops.stage(wanted(&[(Endpoint::Health, &[t])]), Arc::default())
+                .is_err()
+        );
         assert_eq!(get(a, "/ready"), Some(200));
         // Dropping c closes it.
         let s = ops
-            .stage(wanted(&[(Endpoint::Health, &[b]), (Endpoint::Ready, &[a])]))
+            .stage(
+                wanted(&[(Endpoint::Health, &[b]), (Endpoint::Ready, &[a])]),
+                Arc::default(),
+            )
             .unwrap();
         ops.commit(s);
         assert_eq!(ops.addresses(), vec![a, b]);
         // Both endpoints on one address.
         let s = ops
-            .stage(wanted(&[(Endpoint::Health, &[a]), (Endpoint::Ready, &[a])]))
+            .stage(
+                wanted(&[(Endpoint::Health, &[a]), (Endpoint::Ready, &[a])]),
+                Arc::default(),
+            )
             .unwrap();
         ops.commit(s);
         assert_eq!(get(a, "/health"), Some(200));

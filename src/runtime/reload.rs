@@ -200,7 +200,7 @@ impl Reloader {
             .collect();
         let addrs: Vec<_> = added.iter().map(|k| k.1).collect();
         let mut socks = sockets::open_all(&addrs, self.cores.len(), &config.tuning)?;
-        let staged = ops.stage(endpoints(&config))?;
+        let staged = ops.stage(endpoints(&config), config.readiness.clone())?;
         let config = Arc::new(config);
         // Late acknowledgements of an earlier swap that timed out must not count for this one.
         while self.acks.try_recv().is_ok() {}
