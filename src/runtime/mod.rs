@@ -142,10 +142,11 @@ pub fn run(config: Config, digest: Digest, source: Source, quiet: bool) -> Resul
         }
         std::thread::sleep(Duration::from_millis(5));
     }
+    // Ready before the banner: whoever sees the banner (or an answer) finds /ready at 200.
+    state.ready.store(true, Ordering::Release);
     if !quiet {
         crate::logging::write_raw(banner(&config).as_bytes());
     }
-    state.ready.store(true, Ordering::Release);
     let mut reloader = reload::Reloader::new(source, config, digest, swaps, acks);
 
     let mut got = None;
