@@ -4,6 +4,8 @@
 use crate::plugin::{Plugin, Request, Status};
 use crate::wire::rcode::SERVFAIL;
 use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
 /// Anything a query can be handed to: a link of the chain or its end.
 pub trait Handler {
@@ -32,15 +34,45 @@ pub struct Link<P, R> {
     pub rest: R,
 }
 
+pin_project_lite::pin_project! {
+    /// The future of one link: its plugin's, or straight the rest of the chain's when the slot
+    /// is empty. Not an `async fn`: an empty slot then adds no state machine of its own, only
+    /// a branch per poll (most slots of a chain are empty, and every query passes them).
+    #[project = LinkFutureProj]
+    pub enum LinkFuture<A, B> {
+        /// The plugin in this slot serves (and may call the rest).
+        Plugin { #[pin] fut: A },
+        /// The slot is empty: the rest of the chain serves.
+        Rest { #[pin] fut: B },
+    }
+}
+
+impl<A: Future<Output = Status>, B: Future<Output = Status>> Future for LinkFuture<A, B> {
+    type Output = Status;
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Status> {
+        match self.project() {
+            LinkFutureProj::Plugin { fut } => fut.poll(cx),
+            LinkFutureProj::Rest { fut } => fut.poll(cx),
+        }
+    }
+}
+
 impl<P: Plugin, R: Handler> Handler for Link<P, R> {
-    async fn serve(&self, req: &mut Request<'_>) -> Status {
+    #[inline]
+    fn serve(&self, req: &mut Request<'_>) -> impl Future<Output = Status> {
         match &self.plugin {
-            Some(p) => {
-                let status = p.serve(req, &self.rest).await;
-                req.note_writer(P::NAME, &status);
-                status
-            }
-            None => self.rest.serve(req).await,
+            Some(p) => LinkFuture::Plugin {
+                fut: async move {
+                    let status = p.serve(&mut *req, &self.rest).await;
+                    req.note_writer(P::NAME, &status);
+                    status
+                },
+            },
+            None => LinkFuture::Rest {
+                fut: self.rest.serve(req),
+            },
         }
     }
 
