@@ -3,8 +3,7 @@
 mod resolve;
 
 use crate::corefile::{Dispenser, Error};
-use crate::plugin::{BlockSetup, CoreInfo, Handler, Plugin, Request, Status};
-use std::sync::Arc;
+use crate::plugin::{BlockSetup, Plugin};
 
 /// Configuration-only: records the addresses in the block setup.
 pub struct Bind;
@@ -44,13 +43,5 @@ impl Plugin for Bind {
         block.bind = all;
         block.bind_set = true;
         Ok(())
-    }
-
-    fn build(_config: &Arc<()>, _core: &CoreInfo) -> Option<Self> {
-        None
-    }
-
-    async fn serve<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> Status {
-        next.serve(req).await
     }
 }

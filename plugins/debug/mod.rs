@@ -1,8 +1,7 @@
 //! debug: stop recovering panics in the block's plugins, so they crash loudly.
 
 use crate::corefile::{Dispenser, Error};
-use crate::plugin::{BlockSetup, CoreInfo, Handler, Plugin, Request, Status};
-use std::sync::Arc;
+use crate::plugin::{BlockSetup, Plugin};
 
 /// Configuration-only: sets the block's debug flag.
 pub struct Debug;
@@ -19,13 +18,5 @@ impl Plugin for Debug {
         }
         block.debug = true;
         Ok(())
-    }
-
-    fn build(_config: &Arc<()>, _core: &CoreInfo) -> Option<Self> {
-        None
-    }
-
-    async fn serve<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> Status {
-        next.serve(req).await
     }
 }

@@ -3,10 +3,7 @@
 //! the runtime, off the query path.
 
 use crate::corefile::{Dispenser, Error};
-use crate::plugin::{
-    BlockSetup, CoreInfo, Handler, Plugin, Request, Status, duration, http_addr_arg,
-};
-use std::sync::Arc;
+use crate::plugin::{BlockSetup, Plugin, duration, http_addr_arg};
 use std::time::Duration;
 
 /// Configuration-only: records the address and lameduck in the block setup.
@@ -46,13 +43,5 @@ impl Plugin for Health {
             block.health = Some((addr, lameduck));
         }
         Ok(())
-    }
-
-    fn build(_config: &Arc<()>, _core: &CoreInfo) -> Option<Self> {
-        None
-    }
-
-    async fn serve<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> Status {
-        next.serve(req).await
     }
 }

@@ -6,8 +6,7 @@
 
 use crate::corefile::{Dispenser, Error};
 use crate::plugin::readiness::Monitor;
-use crate::plugin::{BlockSetup, CoreInfo, Handler, Plugin, Request, Status, http_addr_arg};
-use std::sync::Arc;
+use crate::plugin::{BlockSetup, Plugin, http_addr_arg};
 
 /// Configuration-only: records the address and the monitor mode in the block setup.
 pub struct Ready;
@@ -41,14 +40,6 @@ impl Plugin for Ready {
             block.ready = Some((addr, monitor));
         }
         Ok(())
-    }
-
-    fn build(_config: &Arc<()>, _core: &CoreInfo) -> Option<Self> {
-        None
-    }
-
-    async fn serve<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> Status {
-        next.serve(req).await
     }
 }
 

@@ -3,8 +3,7 @@
 //! off the query path. This plugin only parses the directive and records its settings.
 
 use crate::corefile::{Dispenser, Error};
-use crate::plugin::{BlockSetup, CoreInfo, Handler, Plugin, ReloadSettings, Request, Status};
-use std::sync::Arc;
+use crate::plugin::{BlockSetup, Plugin, ReloadSettings};
 use std::time::Duration;
 
 /// Configuration-only: records the interval and jitter in the block setup.
@@ -58,14 +57,6 @@ impl Plugin for Reload {
             });
         }
         Ok(())
-    }
-
-    fn build(_config: &Arc<()>, _core: &CoreInfo) -> Option<Self> {
-        None
-    }
-
-    async fn serve<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> Status {
-        next.serve(req).await
     }
 }
 

@@ -1,8 +1,7 @@
 //! root: the base directory for relative paths of the block's other plugins.
 
 use crate::corefile::{Dispenser, Error};
-use crate::plugin::{BlockSetup, CoreInfo, Handler, Plugin, Request, Status};
-use std::sync::Arc;
+use crate::plugin::{BlockSetup, Plugin};
 
 /// Configuration-only: records the directory in the block setup.
 pub struct Root;
@@ -34,13 +33,5 @@ impl Plugin for Root {
             block.root = path.into();
         }
         Ok(())
-    }
-
-    fn build(_config: &Arc<()>, _core: &CoreInfo) -> Option<Self> {
-        None
-    }
-
-    async fn serve<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> Status {
-        next.serve(req).await
     }
 }

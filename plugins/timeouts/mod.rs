@@ -2,10 +2,7 @@
 //! block's listeners, as CoreDNS's timeouts plugin. Configuration only.
 
 use crate::corefile::{Dispenser, Error};
-use crate::plugin::{
-    BlockSetup, CoreInfo, Handler, Plugin, Request, Status, TcpTimeouts, duration,
-};
-use std::sync::Arc;
+use crate::plugin::{BlockSetup, Plugin, TcpTimeouts, duration};
 use std::time::Duration;
 
 /// Configuration-only: records the limits in the block setup.
@@ -73,14 +70,6 @@ impl Plugin for Timeouts {
         }
         block.tcp_timeouts = Some(t);
         Ok(())
-    }
-
-    fn build(_config: &Arc<()>, _core: &CoreInfo) -> Option<Self> {
-        None
-    }
-
-    async fn serve<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> Status {
-        next.serve(req).await
     }
 }
 

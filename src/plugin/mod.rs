@@ -41,12 +41,18 @@ pub trait Plugin: Sized + 'static {
     fn setup(d: &mut Dispenser<'_>, block: &mut BlockSetup) -> Result<Self::Config, Error>;
 
     /// Builds this core's instance; `None` for directives that only configure the block
-    /// (bind, root, debug), which then cost nothing on the query path.
-    fn build(config: &Arc<Self::Config>, core: &CoreInfo) -> Option<Self>;
+    /// (bind, root, debug), which then cost nothing on the query path. The default is `None`:
+    /// such a plugin implements only `setup`.
+    fn build(_config: &Arc<Self::Config>, _core: &CoreInfo) -> Option<Self> {
+        None
+    }
 
     /// Answers the query (returning an rcode for which [`client_write`] is true) or hands it
-    /// to `next`. See [`Status`] for the return rule and the deferral protocol.
-    fn serve<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> impl Future<Output = Status>;
+    /// to `next`. See [`Status`] for the return rule and the deferral protocol. The default
+    /// hands every query on (never called for a plugin whose `build` gives `None`).
+    fn serve<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> impl Future<Output = Status> {
+        next.serve(req)
+    }
 
     /// Called by the socket loop after each batch of queries, e.g. to flush buffered log
     /// lines with one write instead of one per query.
