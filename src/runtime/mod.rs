@@ -95,6 +95,7 @@ pub fn run(config: Config, digest: Digest, source: Source, quiet: bool) -> Resul
     let stop = Arc::new(AtomicBool::new(false));
     let exited = Arc::new(AtomicUsize::new(0));
     let started = Arc::new(AtomicUsize::new(0));
+    let go = Arc::new(AtomicBool::new(false));
     let (ack_tx, acks) = std::sync::mpsc::channel();
 
     let mut handles = Vec::new();
@@ -114,6 +115,7 @@ pub fn run(config: Config, digest: Digest, source: Source, quiet: bool) -> Resul
         let link = worker::Link {
             stop: stop.clone(),
             started: started.clone(),
+            go: go.clone(),
             swaps: swap_rx,
             acks: ack_tx.clone(),
         };
@@ -130,7 +132,7 @@ pub fn run(config: Config, digest: Digest, source: Source, quiet: bool) -> Resul
             .map_err(|e| format!("cannot start the executor for CPU {cpu}: {e}"))?;
         handles.push(handle);
     }
-    // Wait until every core has built its chains and opened its loops.
+    // Wait until every core has built its chains; then ready, then the cores start reading.
     let t0 = Instant::now();
     while started.load(Ordering::Acquire) < handles.len() {
         if exited.load(Ordering::Acquire) > 0 || t0.elapsed() > Duration::from_secs(30) {
@@ -142,8 +144,9 @@ pub fn run(config: Config, digest: Digest, source: Source, quiet: bool) -> Resul
         }
         std::thread::sleep(Duration::from_millis(5));
     }
-    // Ready before the banner: whoever sees the banner (or an answer) finds /ready at 200.
+    // Ready before any core reads a query: whoever got an answer finds /ready at 200.
     state.ready.store(true, Ordering::Release);
+    go.store(true, Ordering::Release);
     if !quiet {
         crate::logging::write_raw(banner(&config).as_bytes());
     }

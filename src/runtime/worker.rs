@@ -33,8 +33,12 @@ pub struct Swap {
 pub struct Link {
     /// Process-wide stop flag (SIGINT, SIGTERM, end of lameduck).
     pub stop: Arc<AtomicBool>,
-    /// Incremented once the core serves.
+    /// Incremented once the core has built its chains.
     pub started: Arc<AtomicUsize>,
+    /// Set by the main thread once every core is built and `/ready` says so: only then do
+    /// the cores start reading their sockets (queries wait in the kernel meanwhile), so a
+    /// client that got an answer always finds `/ready` at 200.
+    pub go: Arc<AtomicBool>,
     /// New configurations.
     pub swaps: Receiver<Swap>,
     /// The core's index, sent back once a swap is applied.
@@ -73,10 +77,16 @@ pub async fn core_main(
         tasks: Vec::new(),
     };
     drop(config);
+    link.started.fetch_add(1, Ordering::AcqRel);
+    while !link.go.load(Ordering::Acquire) {
+        if link.stop.load(Ordering::Acquire) {
+            return;
+        }
+        glommio::timer::sleep(Duration::from_millis(1)).await;
+    }
     for (key, s) in socks {
         w.open(key, s);
     }
-    link.started.fetch_add(1, Ordering::AcqRel);
     while !link.stop.load(Ordering::Acquire) {
         while let Ok(swap) = link.swaps.try_recv() {
             w.apply(swap);
