@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{Server, TempDir, ask, binary, free_port, query, run_expect_failure};
+use common::{Server, TempDir, ask, binary, free_port, http_get, query, run_expect_failure};
 use hickory_proto::op::ResponseCode;
 use std::io::Write;
 use std::process::{Command, Stdio};
@@ -295,23 +295,6 @@ fn the_example_corefile_starts_and_answers() {
         "{}",
         s.stdout()
     );
-}
-
-/// A plain HTTP GET on loopback; returns the status code and body.
-fn http_get(port: u16, path: &str) -> Option<(u16, String)> {
-    use std::io::Read;
-    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
-    s.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
-    )
-    .ok()?;
-    let mut text = String::new();
-    s.read_to_string(&mut text).ok()?;
-    let code = text.split_whitespace().nth(1)?.parse().ok()?;
-    let body = text.split("\r\n\r\n").nth(1).unwrap_or("").to_string();
-    Some((code, body))
 }
 
 #[test]

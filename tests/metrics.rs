@@ -4,29 +4,14 @@
 mod common;
 
 use common::authority::{ARecord, Authority, Zone};
-use common::{Server, free_port, query, query_full, run_expect_failure, tcp_exchange};
-use std::io::{Read, Write};
+use common::{
+    Server, free_port, http_get_full, query, query_full, run_expect_failure, tcp_exchange,
+};
 use std::time::{Duration, Instant};
-
-/// A plain HTTP GET on loopback; returns the status code, the headers and the body.
-fn http_get(port: u16, path: &str) -> Option<(u16, String, String)> {
-    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
-    s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
-    )
-    .ok()?;
-    let mut text = String::new();
-    s.read_to_string(&mut text).ok()?;
-    let code = text.split_whitespace().nth(1)?.parse().ok()?;
-    let (head, body) = text.split_once("\r\n\r\n")?;
-    Some((code, head.to_string(), body.to_string()))
-}
 
 /// The `/metrics` page.
 fn scrape(port: u16) -> String {
-    let (code, _, body) = http_get(port, "/metrics").expect("the metrics endpoint answers");
+    let (code, _, body) = http_get_full(port, "/metrics").expect("the metrics endpoint answers");
     assert_eq!(code, 200, "{body}");
     body
 }
@@ -300,14 +285,14 @@ fn the_endpoint_serves_only_metrics_in_the_text_format() {
     let hp = free_port();
     let h = hp.port;
     let _s = Server::start(move |p| format!(".:{p} {{\n prometheus 127.0.0.1:{h}\n whoami\n}}\n"));
-    let (code, head, _) = http_get(h, "/metrics").unwrap();
+    let (code, head, _) = http_get_full(h, "/metrics").unwrap();
     assert_eq!(code, 200);
     assert!(
         head.to_ascii_lowercase()
             .contains("content-type: text/plain; version=0.0.4"),
         "{head}"
     );
-    assert_eq!(http_get(h, "/other").map(|x| x.0), Some(404));
+    assert_eq!(http_get_full(h, "/other").map(|x| x.0), Some(404));
 }
 
 #[test]

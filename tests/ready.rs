@@ -8,28 +8,11 @@
 
 mod common;
 
-use common::{Server, free_port, query, rcode, tcp_exchange};
-use std::io::{Read, Write};
+use common::{Server, free_port, http_get, query, rcode, tcp_exchange};
 use std::time::{Duration, Instant};
 
 /// What `/ready` says while the server is starting or stopping (before plugins are asked).
 const STARTING: &str = "not ready: the server is starting or stopping\n";
-
-/// A plain HTTP GET on loopback; returns the status code and body.
-fn http_get(port: u16, path: &str) -> Option<(u16, String)> {
-    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
-    s.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
-    )
-    .ok()?;
-    let mut text = String::new();
-    s.read_to_string(&mut text).ok()?;
-    let code = text.split_whitespace().nth(1)?.parse().ok()?;
-    let body = text.split("\r\n\r\n").nth(1).unwrap_or("").to_string();
-    Some((code, body))
-}
 
 /// `/ready` once the server has finished starting (the banner comes just before the
 /// server's own readiness is set).

@@ -85,18 +85,9 @@ fn tcp_rcode(port: u16, name: &str) -> Option<u8> {
         .map(|r| rcode(r))
 }
 
-/// A plain HTTP GET on loopback: the status code, `None` when nothing answers.
+/// The status code of a GET on loopback, `None` when nothing answers.
 fn http_status(port: u16, path: &str) -> Option<u16> {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
-    s.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
-    )
-    .ok()?;
-    let mut text = String::new();
-    s.read_to_string(&mut text).ok()?;
-    text.split_whitespace().nth(1)?.parse().ok()
+    common::http_get(port, path).map(|(code, _)| code)
 }
 
 /// The 128 hex digits after the last `Running configuration SHA512 = `.

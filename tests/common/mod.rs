@@ -407,3 +407,25 @@ pub fn tcp_exchange(port: u16, packets: &[Vec<u8>]) -> Vec<Vec<u8>> {
 pub fn rcode(reply: &[u8]) -> u8 {
     reply[3] & 0x0f
 }
+
+/// A plain HTTP/1.1 GET on loopback (the health, ready and metrics endpoints): the status
+/// code, the header block and the body; `None` when nothing answers within 5 s.
+pub fn http_get_full(port: u16, path: &str) -> Option<(u16, String, String)> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut text = String::new();
+    s.read_to_string(&mut text).ok()?;
+    let code = text.split_whitespace().nth(1)?.parse().ok()?;
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    Some((code, head.to_string(), body.to_string()))
+}
+
+/// The status code and body of an HTTP GET on loopback.
+pub fn http_get(port: u16, path: &str) -> Option<(u16, String)> {
+    http_get_full(port, path).map(|(code, _, body)| (code, body))
+}
