@@ -679,3 +679,31 @@ fn max_idle_conns_closes_the_surplus_idle_connections() {
     std::thread::sleep(Duration::from_millis(1600));
     assert_eq!(fds(f.pid()), before + 1, "one idle connection kept");
 }
+
+#[test]
+fn log_lines_of_forwarded_queries_are_written() {
+    // log in front of forward: its lines are written once per burst of finished queries,
+    // and every one of them arrives.
+    let up = whoami_upstream();
+    let f = forwarder(&format!(" log\n forward . 127.0.0.1:{}", up.port));
+    let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+    sock.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
+    for i in 0..50u16 {
+        sock.send_to(
+            &query(i, &format!("l{i}.fwd.test."), A),
+            ("127.0.0.1", f.port),
+        )
+        .unwrap();
+    }
+    let mut buf = [0u8; 512];
+    for _ in 0..50 {
+        sock.recv_from(&mut buf).expect("an answer to every query");
+    }
+    let t0 = std::time::Instant::now();
+    let lines = |s: &Server| s.stdout().matches(".fwd.test. udp").count();
+    while lines(&f) < 50 {
+        assert!(t0.elapsed() < Duration::from_secs(5), "{}", f.stdout());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(lines(&f), 50, "{}", f.stdout());
+}

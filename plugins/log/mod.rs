@@ -140,7 +140,9 @@ impl Plugin for Log {
             buf.push_str("[INFO] ");
             format::render(&rule.format, req, &outcome, &mut buf);
             buf.push('\n');
-            if buf.len() >= FLUSH_AT || req.can_wait() {
+            // The server flushes after each batch and once per executor turn for the
+            // deferred queries that finished in it (runtime::serve::flush_soon).
+            if buf.len() >= FLUSH_AT {
                 crate::logging::write_raw(buf.as_bytes());
                 buf.clear();
             }

@@ -128,6 +128,9 @@ pub struct CoreServer<H> {
     pub inflight: Rc<Cell<usize>>,
     /// Background refreshes plugins asked for, waiting to be started as tasks.
     pub refreshes: RefCell<Vec<Refresh>>,
+    /// A task that runs the plugins' end-of-batch work for finished deferred queries is
+    /// queued (one per executor turn, not one per query).
+    pub flush_queued: Cell<bool>,
 }
 
 /// A query to run through its block's chain again in the background (cache prefetch, stale
@@ -159,6 +162,7 @@ impl<H: Handler> CoreServer<H> {
             meta,
             inflight: Rc::new(Cell::new(0)),
             refreshes: RefCell::new(Vec::new()),
+            flush_queued: Cell::new(false),
         }
     }
 

@@ -319,8 +319,25 @@ where
         let c = core.clone();
         task(core).await;
         c.inflight.set(c.inflight.get() - 1);
-        c.after_batch();
+        flush_soon(&c);
         spawn_refreshes(&c);
+    })
+    .detach();
+}
+
+/// Runs the plugins' end-of-batch work (log's buffered lines) once for all the deferred
+/// queries that finish in one executor turn: with `log` in front of `forward`, one write per
+/// burst of upstream replies instead of one per query.
+fn flush_soon<H: Handler + 'static>(core: &std::rc::Rc<CoreServer<H>>) {
+    if core.flush_queued.replace(true) {
+        return;
+    }
+    let c = core.clone();
+    glommio::spawn_local(async move {
+        // The other tasks ready now (more finished queries) run first.
+        futures_lite::future::yield_now().await;
+        c.flush_queued.set(false);
+        c.after_batch();
     })
     .detach();
 }
