@@ -267,6 +267,16 @@ srv_ringdns_fwd_cmd() {
   SRV_CMD=("$RINGDNS_BIN" -conf "$dir/Corefile.ringdns-fwd")
 }
 
+# ringdns-fwd-log: ringdns-fwd with `log` in front (one line per query, to the server's
+# stdout, which run.sh keeps in a file): what CoreDNS users who log every query pay.
+srv_ringdns_fwd_log_check() { srv_ringdns_fwd_check; }
+srv_ringdns_fwd_log_cmd() {
+  local port=$1 dir=$2
+  printf '.:%s {\n log\n forward . 127.0.0.1:%s\n}\n' "$port" "$UPSTREAM_PORT" >"$dir/Corefile.ringdns-fwd-log"
+  # shellcheck disable=SC2034
+  SRV_CMD=("${RINGDNS_LOG_BIN:-$RINGDNS_BIN}" -conf "$dir/Corefile.ringdns-fwd-log")
+}
+
 # ringdns-fwd-base: the same Corefile served by another ringdns binary (RINGDNS_BASE_BIN), to
 # compare two builds in the same rounds (A/B) instead of across runs.
 srv_ringdns_fwd_base_check() {
