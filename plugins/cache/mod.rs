@@ -68,7 +68,7 @@ impl Plugin for Cache {
 
     fn setup(d: &mut Dispenser<'_>, block: &mut BlockSetup) -> Result<Shared, Error> {
         let cfg = setup::parse(d, block)?;
-        let err = |m: String| d.err(&format!("plugin/cache: {m}"));
+        let err = |m: String| d.plugin_err("cache", m);
         Ok(Shared {
             routes: block.routes.clone(),
             zones: wires(&cfg.zones).map_err(err)?,

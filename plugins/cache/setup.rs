@@ -85,18 +85,12 @@ fn defaults(zones: Vec<String>) -> CacheConfig {
 
 /// `plugin/cache: MSG` at the current token.
 fn fail(d: &Dispenser<'_>, msg: impl std::fmt::Display) -> Error {
-    d.err(&format!("plugin/cache: {msg}"))
+    d.plugin_err("cache", msg)
 }
 
 /// caddy's `ArgErr` at the current token, with the plugin prefix inside the message.
 fn arg_err(d: &Dispenser<'_>) -> Error {
-    let mut e = d.arg_err();
-    e.message = e.message.replacen(
-        "Error during parsing: ",
-        "Error during parsing: plugin/cache: ",
-        1,
-    );
-    e
+    d.plugin_arg_err("cache")
 }
 
 /// One `cache [TTL] [ZONES...] { ... }`, the cursor on `cache`.

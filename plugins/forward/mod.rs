@@ -145,7 +145,7 @@ impl Plugin for Forward {
             .map(|c| {
                 build_rule(c)
                     .map(Arc::new)
-                    .map_err(|m| d.err(&format!("plugin/forward: {m}")))
+                    .map_err(|m| d.plugin_err("forward", m))
             })
             .collect::<Result<_, _>>()?;
         // CoreDNS lets CH-class queries through on listeners whose blocks forward.

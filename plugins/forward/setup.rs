@@ -47,18 +47,12 @@ pub fn parse(d: &mut Dispenser<'_>, block: &BlockSetup) -> Result<Vec<ForwardCon
 
 /// `plugin/forward: MSG` at the current token.
 fn fail(d: &Dispenser<'_>, msg: impl std::fmt::Display) -> Error {
-    d.err(&format!("plugin/forward: {msg}"))
+    d.plugin_err("forward", msg)
 }
 
 /// caddy's `ArgErr` at the current token, with the plugin prefix inside the message.
 fn arg_err(d: &Dispenser<'_>) -> Error {
-    let mut e = d.arg_err();
-    e.message = e.message.replacen(
-        "Error during parsing: ",
-        "Error during parsing: plugin/forward: ",
-        1,
-    );
-    e
+    d.plugin_arg_err("forward")
 }
 
 /// Remembers a token so a check made later (after the block) can still point at it.

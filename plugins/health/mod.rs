@@ -36,7 +36,7 @@ impl Plugin for Health {
                         })?;
                     }
                     other => {
-                        return Err(d.err(&format!("plugin/health: unknown property '{other}'")));
+                        return Err(d.plugin_err("health", format!("unknown property '{other}'")));
                     }
                 }
             }

@@ -74,7 +74,7 @@ impl Plugin for Metrics {
                 [a] => a.as_str(),
                 _ => return Err(d.arg_err()),
             };
-            let addr = listen_addr(text).map_err(|e| d.err(&format!("plugin/prometheus: {e}")))?;
+            let addr = listen_addr(text).map_err(|e| d.plugin_err("prometheus", e))?;
             while d.next_block() {
                 match d.val() {
                     // Go runtime metrics have no counterpart here; accepted so CoreDNS
@@ -89,7 +89,7 @@ impl Plugin for Metrics {
                     }
                     other => {
                         return Err(
-                            d.err(&format!("plugin/prometheus: unknown property '{other}'"))
+                            d.plugin_err("prometheus", format!("unknown property '{other}'"))
                         );
                     }
                 }

@@ -29,11 +29,11 @@ impl Plugin for Ready {
                             return Err(d.arg_err());
                         };
                         monitor = Monitor::parse(v).ok_or_else(|| {
-                            d.err(&format!("plugin/ready: monitor type '{v}' not supported"))
+                            d.plugin_err("ready", format!("monitor type '{v}' not supported"))
                         })?;
                     }
                     other => {
-                        return Err(d.err(&format!("plugin/ready: unknown property '{other}'")));
+                        return Err(d.plugin_err("ready", format!("unknown property '{other}'")));
                     }
                 }
             }

@@ -17,8 +17,8 @@ const MIN_JITTER: Duration = Duration::from_secs(1);
 
 /// A Go duration argument; negative values parse (as in Go) and then fail the minimum.
 fn duration_arg(d: &Dispenser<'_>, text: &str) -> Result<Option<Duration>, Error> {
-    let (negative, value) = crate::plugin::duration::parse_signed(text)
-        .map_err(|e| d.err(&format!("plugin/reload: {e}")))?;
+    let (negative, value) =
+        crate::plugin::duration::parse_signed(text).map_err(|e| d.plugin_err("reload", e))?;
     Ok((!negative).then_some(value))
 }
 
@@ -49,7 +49,7 @@ impl Plugin for Reload {
                 d.err("plugin/reload: jitter value must be greater or equal to 1s")
             })?;
             if d.next_block() {
-                return Err(d.err(&format!("plugin/reload: unknown property '{}'", d.val())));
+                return Err(d.plugin_err("reload", format!("unknown property '{}'", d.val())));
             }
             block.reload = Some(ReloadSettings {
                 interval,

@@ -154,6 +154,24 @@ impl<'a> Dispenser<'a> {
         Error::parsing(self.file_arc(), self.line(), msg)
     }
 
+    /// A plugin's error as CoreDNS's `plugin.Error` words it: `Error during parsing:
+    /// plugin/NAME: MSG` at the current token.
+    pub fn plugin_err(&self, plugin: &str, msg: impl std::fmt::Display) -> Error {
+        self.err(&format!("plugin/{plugin}: {msg}"))
+    }
+
+    /// [`Dispenser::arg_err`] wrapped as a plugin's error (`plugin/NAME: Wrong argument
+    /// count …`), as CoreDNS's setups return `plugin.Error(name, c.ArgErr())`.
+    pub fn plugin_arg_err(&self, plugin: &str) -> Error {
+        let mut e = self.arg_err();
+        e.message = e.message.replacen(
+            "Error during parsing: ",
+            &format!("Error during parsing: plugin/{plugin}: "),
+            1,
+        );
+        e
+    }
+
     /// caddy `SyntaxErr`: `Syntax error: Unexpected token 'VAL', expecting 'EXPECTED'`.
     pub fn syntax_err(&self, expected: &str) -> Error {
         Error::syntax(self.file_arc(), self.line(), self.val(), expected)
