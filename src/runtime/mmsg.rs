@@ -10,27 +10,24 @@ use std::mem::MaybeUninit;
 use std::net::{SocketAddr, SocketAddrV4, SocketAddrV6};
 use std::os::fd::AsRawFd;
 
-/// recvmmsg/sendmmsg state for one socket: the headers, iovecs and addresses, allocated
-/// once and pointed at the batch's buffers before each call.
-pub struct Mmsg {
-    sock: std::rc::Rc<UdpSocket>,
+/// The headers, iovecs and addresses of one recvmmsg/sendmmsg call, allocated once and
+/// pointed at the buffers before each call.
+struct Headers {
     hdrs: Vec<libc::mmsghdr>,
     iovs: Vec<libc::iovec>,
     addrs: Vec<libc::sockaddr_storage>,
-    sender: Sender,
 }
 
-impl Mmsg {
-    /// Prepares headers for batches of `size` datagrams on `sock`.
-    pub fn new(sock: std::rc::Rc<UdpSocket>, size: usize) -> Self {
+impl Headers {
+    /// Room for `size` datagrams (at least one), all zero.
+    fn new(size: usize) -> Self {
         let size = size.max(1);
         // SAFETY: mmsghdr, iovec and sockaddr_storage are plain C structs for which all-zero
         // bytes are a valid value.
         let zero_hdr: libc::mmsghdr = unsafe { MaybeUninit::zeroed().assume_init() };
         // SAFETY: as above.
         let zero_addr: libc::sockaddr_storage = unsafe { MaybeUninit::zeroed().assume_init() };
-        Mmsg {
-            sock,
+        Headers {
             hdrs: vec![zero_hdr; size],
             iovs: vec![
                 libc::iovec {
@@ -40,37 +37,55 @@ impl Mmsg {
                 size
             ],
             addrs: vec![zero_addr; size],
+        }
+    }
+}
+
+/// recvmmsg/sendmmsg state for one socket: the receive headers, pointed at the batch's
+/// buffers before each call, and a sender for the replies.
+pub struct Mmsg {
+    sock: std::rc::Rc<UdpSocket>,
+    h: Headers,
+    sender: Sender,
+}
+
+impl Mmsg {
+    /// Prepares headers for batches of `size` datagrams on `sock`.
+    pub fn new(sock: std::rc::Rc<UdpSocket>, size: usize) -> Self {
+        Mmsg {
+            sock,
+            h: Headers::new(size),
             sender: Sender::new(size),
         }
     }
 
     /// One non-blocking recvmmsg into the batch; `Ok(0)` when the socket is empty.
     fn try_recv(&mut self, batch: &mut Batch) -> io::Result<usize> {
-        let n = batch.slots.len().min(self.hdrs.len());
+        let n = batch.slots.len().min(self.h.hdrs.len());
         for i in 0..n {
             let slot = &mut batch.slots[i];
-            self.iovs[i] = libc::iovec {
+            self.h.iovs[i] = libc::iovec {
                 iov_base: slot.buf.as_mut_ptr().cast(),
                 iov_len: slot.buf.len(),
             };
-            let h = &mut self.hdrs[i].msg_hdr;
-            h.msg_name = (&mut self.addrs[i] as *mut libc::sockaddr_storage).cast();
+            let h = &mut self.h.hdrs[i].msg_hdr;
+            h.msg_name = (&mut self.h.addrs[i] as *mut libc::sockaddr_storage).cast();
             h.msg_namelen = size_of::<libc::sockaddr_storage>() as libc::socklen_t;
             // A raw pointer taken from the whole Vec, so later writes to other iovecs do
             // not invalidate it; i < iovs.len().
-            h.msg_iov = self.iovs.as_mut_ptr().wrapping_add(i);
+            h.msg_iov = self.h.iovs.as_mut_ptr().wrapping_add(i);
             h.msg_iovlen = 1;
             h.msg_control = std::ptr::null_mut();
             h.msg_controllen = 0;
             h.msg_flags = 0;
-            self.hdrs[i].msg_len = 0;
+            self.h.hdrs[i].msg_len = 0;
         }
         // SAFETY: every header points at live buffers owned by `batch` and `self` for the
         // duration of the call, with lengths that match them; n ≤ the headers' length.
         let got = unsafe {
             libc::recvmmsg(
                 self.sock.as_raw_fd(),
-                self.hdrs.as_mut_ptr(),
+                self.h.hdrs.as_mut_ptr(),
                 n as libc::c_uint,
                 libc::MSG_DONTWAIT,
                 std::ptr::null_mut(),
@@ -86,10 +101,10 @@ impl Mmsg {
         let got = got as usize;
         for i in 0..got {
             let slot = &mut batch.slots[i];
-            slot.len = (self.hdrs[i].msg_len as usize).min(slot.buf.len());
-            slot.truncated = self.hdrs[i].msg_hdr.msg_flags & libc::MSG_TRUNC != 0
+            slot.len = (self.h.hdrs[i].msg_len as usize).min(slot.buf.len());
+            slot.truncated = self.h.hdrs[i].msg_hdr.msg_flags & libc::MSG_TRUNC != 0
                 || slot.len > super::batch::MAX_QUERY;
-            match to_socket_addr(&self.addrs[i]) {
+            match to_socket_addr(&self.h.addrs[i]) {
                 Some(peer) => slot.peer = peer,
                 // A family we do not serve: drop the datagram (an empty packet is dropped).
                 None => slot.len = 0,
@@ -127,28 +142,14 @@ impl DatagramBackend for Mmsg {
 /// sendmmsg for replies that arrive one by one (deferred queries): its own headers, so it
 /// can share the socket with the receive loop.
 pub struct Sender {
-    hdrs: Vec<libc::mmsghdr>,
-    iovs: Vec<libc::iovec>,
-    addrs: Vec<libc::sockaddr_storage>,
+    h: Headers,
 }
 
 impl Sender {
     /// Headers for batches of up to `size` replies.
     pub fn new(size: usize) -> Self {
-        // SAFETY: all-zero bytes are valid for these plain C structs.
-        let zero_hdr: libc::mmsghdr = unsafe { MaybeUninit::zeroed().assume_init() };
-        // SAFETY: as above.
-        let zero_addr: libc::sockaddr_storage = unsafe { MaybeUninit::zeroed().assume_init() };
         Sender {
-            hdrs: vec![zero_hdr; size],
-            iovs: vec![
-                libc::iovec {
-                    iov_base: std::ptr::null_mut(),
-                    iov_len: 0
-                };
-                size
-            ],
-            addrs: vec![zero_addr; size],
+            h: Headers::new(size),
         }
     }
 
@@ -162,21 +163,21 @@ impl Sender {
     ) {
         let mut count = 0;
         for (reply, to) in replies {
-            if count == self.hdrs.len() {
+            if count == self.h.hdrs.len() {
                 super::udp::note_send_error(&io::Error::other("more replies than the batch holds"));
                 break;
             }
-            self.iovs[count] = libc::iovec {
+            self.h.iovs[count] = libc::iovec {
                 iov_base: reply.as_ptr() as *mut libc::c_void,
                 iov_len: reply.len(),
             };
-            let len = from_socket_addr(&to, &mut self.addrs[count]);
-            let h = &mut self.hdrs[count].msg_hdr;
-            h.msg_name = (&mut self.addrs[count] as *mut libc::sockaddr_storage).cast();
+            let len = from_socket_addr(&to, &mut self.h.addrs[count]);
+            let h = &mut self.h.hdrs[count].msg_hdr;
+            h.msg_name = (&mut self.h.addrs[count] as *mut libc::sockaddr_storage).cast();
             h.msg_namelen = len;
             // A raw pointer taken from the whole Vec, so later writes to other iovecs do not
             // invalidate it; count < iovs.len().
-            h.msg_iov = self.iovs.as_mut_ptr().wrapping_add(count);
+            h.msg_iov = self.h.iovs.as_mut_ptr().wrapping_add(count);
             h.msg_iovlen = 1;
             h.msg_control = std::ptr::null_mut();
             h.msg_controllen = 0;
@@ -190,7 +191,7 @@ impl Sender {
             let sent = unsafe {
                 libc::sendmmsg(
                     sock.as_raw_fd(),
-                    self.hdrs.as_mut_ptr().add(done),
+                    self.h.hdrs.as_mut_ptr().add(done),
                     (count - done) as libc::c_uint,
                     libc::MSG_DONTWAIT,
                 )
@@ -205,8 +206,8 @@ impl Sender {
                 io::ErrorKind::WouldBlock => {
                     // The send buffer is full: glommio waits for room for the rest.
                     for k in done..count {
-                        let iov = self.iovs[k];
-                        let to = to_socket_addr(&self.addrs[k]);
+                        let iov = self.h.iovs[k];
+                        let to = to_socket_addr(&self.h.addrs[k]);
                         // SAFETY: iov points at reply bytes borrowed for 'r, still alive.
                         let bytes = unsafe {
                             std::slice::from_raw_parts(iov.iov_base as *const u8, iov.iov_len)
