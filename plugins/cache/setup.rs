@@ -93,6 +93,19 @@ fn arg_err(d: &Dispenser<'_>) -> Error {
     d.plugin_arg_err("cache")
 }
 
+/// A Go duration that must not be negative; `negative` is the error when it is.
+fn non_negative(
+    d: &Dispenser<'_>,
+    arg: &str,
+    negative: impl std::fmt::Display,
+) -> Result<Duration, Error> {
+    let (neg, dur) = go_duration(arg).map_err(|m| fail(d, m))?;
+    if neg {
+        return Err(fail(d, negative));
+    }
+    Ok(dur)
+}
+
 /// One `cache [TTL] [ZONES...] { ... }`, the cursor on `cache`.
 fn parse_stanza(d: &mut Dispenser<'_>, block: &BlockSetup) -> Result<CacheConfig, Error> {
     let mut c = defaults(Vec::new());
@@ -156,10 +169,7 @@ fn parse_stanza(d: &mut Dispenser<'_>, block: &BlockSetup) -> Result<CacheConfig
                 let [arg] = args.as_slice() else {
                     return Err(arg_err(d));
                 };
-                let (neg, dur) = go_duration(arg).map_err(|m| fail(d, m))?;
-                if neg {
-                    return Err(fail(d, "invalid negative ttl for servfail"));
-                }
+                let dur = non_negative(d, arg, "invalid negative ttl for servfail")?;
                 if dur > MAX_SERVFAIL_TTL {
                     // RFC 2308 prohibits caching SERVFAIL longer than 5 minutes.
                     return Err(fail(
@@ -294,16 +304,13 @@ fn parse_prefetch(d: &mut Dispenser<'_>) -> Result<Option<Prefetch>, Error> {
     }
     let mut window = PREFETCH_WINDOW;
     if let Some(a) = args.get(1) {
-        let (neg, dur) = go_duration(a).map_err(|m| fail(d, m))?;
-        if neg {
-            // ringdns: CoreDNS accepts a negative window, which resets the hit count on
-            // every hit.
-            return Err(fail(
-                d,
-                format_args!("prefetch duration can not be negative: {a}"),
-            ));
-        }
-        window = dur;
+        // ringdns: CoreDNS accepts a negative window, which resets the hit count on
+        // every hit.
+        window = non_negative(
+            d,
+            a,
+            format_args!("prefetch duration can not be negative: {a}"),
+        )?;
     }
     let mut percentage = PREFETCH_PERCENTAGE;
     if let Some(pct) = args.get(2) {
@@ -357,11 +364,7 @@ fn parse_serve_stale(d: &mut Dispenser<'_>) -> Result<ServeStale, Error> {
         recheck: Duration::ZERO,
     };
     if let Some(a) = args.first() {
-        let (neg, dur) = go_duration(a).map_err(|m| fail(d, m))?;
-        if neg {
-            return Err(fail(d, "invalid negative duration for serve_stale"));
-        }
-        s.max_stale = dur;
+        s.max_stale = non_negative(d, a, "invalid negative duration for serve_stale")?;
     }
     if let Some(m) = args.get(1) {
         let mode = m.to_lowercase();
@@ -379,11 +382,8 @@ fn parse_serve_stale(d: &mut Dispenser<'_>) -> Result<ServeStale, Error> {
     let mut rest = args.get(2..).unwrap_or_default();
     if s.mode == StaleMode::Verify {
         if let Some((a, tail)) = rest.split_first() {
-            let (neg, dur) = go_duration(a).map_err(|m| fail(d, m))?;
-            if neg {
-                return Err(fail(d, "invalid negative verify timeout for serve_stale"));
-            }
-            s.verify_timeout = dur;
+            s.verify_timeout =
+                non_negative(d, a, "invalid negative verify timeout for serve_stale")?;
             rest = tail;
         }
     }
@@ -392,10 +392,7 @@ fn parse_serve_stale(d: &mut Dispenser<'_>) -> Result<ServeStale, Error> {
         return Err(arg_err(d));
     }
     if let Some(a) = rest.first() {
-        let (neg, dur) = go_duration(a).map_err(|m| fail(d, m))?;
-        if neg {
-            return Err(fail(d, "invalid negative response TTL for serve_stale"));
-        }
+        let dur = non_negative(d, a, "invalid negative response TTL for serve_stale")?;
         // A TTL is whole seconds; a fraction is dropped.
         s.response_ttl = u32::try_from(dur.as_secs()).map_err(|_| {
             fail(
@@ -408,10 +405,7 @@ fn parse_serve_stale(d: &mut Dispenser<'_>) -> Result<ServeStale, Error> {
         })?;
     }
     if let Some(a) = rest.get(1) {
-        let (neg, dur) = go_duration(a).map_err(|m| fail(d, m))?;
-        if neg {
-            return Err(fail(d, "invalid negative failure recheck for serve_stale"));
-        }
+        let dur = non_negative(d, a, "invalid negative failure recheck for serve_stale")?;
         if dur > MAX_RECHECK {
             return Err(fail(
                 d,
