@@ -293,16 +293,22 @@ srv_ringdns_fwd_base_cmd() {
 srv_dnsdist_fwd_check() {
   command -v dnsdist >/dev/null || { echo "dnsdist not installed: skipping dnsdist-fwd" >&2; return 1; }
 }
-srv_dnsdist_fwd_cmd() {
-  local port=$1 dir=$2
-  cat >"$dir/dnsdist-fwd.conf" <<EOF
+# dnsdist_conf NAME PORT DIR: dnsdist in front of the NSD, written to DIR/NAME.conf with the
+# extra lines read from stdin, and SRV_CMD for it.
+dnsdist_conf() {
+  local name=$1 port=$2 dir=$3
+  {
+    cat <<EOF
 setLocal("127.0.0.1:$port")
 newServer({address="127.0.0.1:$UPSTREAM_PORT", checkName="bench.test.", checkType="SOA"})
 setSecurityPollSuffix("")
 EOF
+    cat
+  } >"$dir/$name.conf"
   # shellcheck disable=SC2034
-  SRV_CMD=(dnsdist --supervised --disable-syslog -C "$dir/dnsdist-fwd.conf")
+  SRV_CMD=(dnsdist --supervised --disable-syslog -C "$dir/$name.conf")
 }
+srv_dnsdist_fwd_cmd() { dnsdist_conf dnsdist-fwd "$1" "$2" </dev/null; }
 
 # unbound-fwd: unbound forwarding bench.test. to the NSD. Its caches can't be switched off: a
 # size of 0 leaves one entry (the most recent) per slab, since its LRU reclaim never evicts
@@ -420,16 +426,10 @@ srv_dnsdist_cache_check() {
   command -v dnsdist >/dev/null || { echo "dnsdist not installed: skipping dnsdist-cache" >&2; return 1; }
 }
 srv_dnsdist_cache_cmd() {
-  local port=$1 dir=$2
-  cat >"$dir/dnsdist-cache.conf" <<EOF
-setLocal("127.0.0.1:$port")
-newServer({address="127.0.0.1:$UPSTREAM_PORT", checkName="bench.test.", checkType="SOA"})
-setSecurityPollSuffix("")
+  dnsdist_conf dnsdist-cache "$1" "$2" <<'EOF'
 pc = newPacketCache(100000)
 getPool(""):setCache(pc)
 EOF
-  # shellcheck disable=SC2034
-  SRV_CMD=(dnsdist --supervised --disable-syslog -C "$dir/dnsdist-cache.conf")
 }
 
 # unbound-cache: unbound-fwd with its caches at their default sizes (msg-cache and
