@@ -229,3 +229,39 @@ impl CoreServer<crate::chain::Chain> {
         server
     }
 }
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::config::Route;
+
+    /// A query for example. A IN.
+    pub const QUERY: &[u8] = &[
+        0x12, 0x34, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0, 7, b'e', b'x', b'a', b'm', b'p', b'l',
+        b'e', 0, 0, 1, 0, 1,
+    ];
+
+    /// A core with one listener (dns://:53) and one block for the root zone served by `chain`.
+    pub fn one_block<H: Handler>(chain: H, debug: bool) -> CoreServer<H> {
+        let listener = ListenerCtx {
+            index: 0,
+            name: "dns://:53".into(),
+            router: Router::new(&[Route {
+                zone: ".".into(),
+                zone_wire: vec![0],
+                block: 0,
+            }]),
+            allow_chaos: false,
+            local: "127.0.0.1:53".parse().unwrap(),
+            dropped: crate::metrics::dns::Dropped::new("dns://:53", 0),
+        };
+        let block = CoreBlock {
+            chain,
+            debug,
+            stacktrace: false,
+            empty: false,
+            inline: Default::default(),
+        };
+        CoreServer::new(vec![block], vec![listener])
+    }
+}

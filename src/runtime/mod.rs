@@ -4,6 +4,7 @@
 mod backend;
 mod batch;
 pub mod core;
+mod deferred;
 mod mmsg;
 pub mod ops;
 mod reload;

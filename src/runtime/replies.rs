@@ -15,15 +15,36 @@ use std::task::{Context, Poll, Waker};
 /// Most replies handed to one sendmmsg call.
 const BATCH: usize = 64;
 
+/// Sent reply buffers kept for the next replies.
+const MAX_SPARE: usize = 256;
+
+/// A reply buffer that grew beyond this (a large TCP-sized answer) is not kept.
+const MAX_SPARE_CAPACITY: usize = 16 * 1024;
+
 /// The queue of one listener on one core.
 #[derive(Default)]
 pub struct ReplyQueue {
     items: RefCell<Vec<(Vec<u8>, SocketAddr)>>,
     waker: RefCell<Option<Waker>>,
     closed: Cell<bool>,
+    spare: RefCell<Vec<Vec<u8>>>,
 }
 
 impl ReplyQueue {
+    /// An empty buffer for a reply, one that was sent before when there is one.
+    pub fn buffer(&self) -> Vec<u8> {
+        self.spare.borrow_mut().pop().unwrap_or_default()
+    }
+
+    /// Keeps a reply buffer that is no longer needed for [`ReplyQueue::buffer`].
+    pub fn recycle(&self, mut buf: Vec<u8>) {
+        let mut spare = self.spare.borrow_mut();
+        if spare.len() < MAX_SPARE && buf.capacity() <= MAX_SPARE_CAPACITY {
+            buf.clear();
+            spare.push(buf);
+        }
+    }
+
     /// Queues a reply and wakes the sender.
     pub fn push(&self, reply: Vec<u8>, to: SocketAddr) {
         self.items.borrow_mut().push((reply, to));
@@ -38,6 +59,12 @@ impl ReplyQueue {
         if let Some(w) = self.waker.borrow_mut().take() {
             w.wake();
         }
+    }
+
+    /// Replies queued and not yet taken by the sender.
+    #[cfg(test)]
+    pub fn queued(&self) -> usize {
+        self.items.borrow().len()
     }
 
     fn ready(&self) -> Ready<'_> {
@@ -81,7 +108,9 @@ pub async fn sender(queue: Rc<ReplyQueue>, sock: Rc<UdpSocket>) {
         }
         out.send(&sock, taken.iter().map(|(r, to)| (&r[..], *to)))
             .await;
-        taken.clear();
+        for (r, _) in taken.drain(..) {
+            queue.recycle(r);
+        }
     }
 }
 

@@ -328,7 +328,7 @@ where
 /// Runs the plugins' end-of-batch work (log's buffered lines) once for all the deferred
 /// queries that finish in one executor turn: with `log` in front of `forward`, one write per
 /// burst of upstream replies instead of one per query.
-fn flush_soon<H: Handler + 'static>(core: &std::rc::Rc<CoreServer<H>>) {
+pub fn flush_soon<H: Handler + 'static>(core: &std::rc::Rc<CoreServer<H>>) {
     if core.flush_queued.replace(true) {
         return;
     }
@@ -345,9 +345,6 @@ fn flush_soon<H: Handler + 'static>(core: &std::rc::Rc<CoreServer<H>>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Route;
-    use crate::runtime::core::CoreBlock;
-    use crate::runtime::router::Router;
     use crate::wire::rcode::{NOERROR, NXDOMAIN};
 
     /// A chain end that behaves as told, to drive the server's rules.
@@ -381,32 +378,10 @@ mod tests {
     }
 
     fn core(h: Test, debug: bool) -> CoreServer<Test> {
-        let listener = ListenerCtx {
-            index: 0,
-            name: "dns://:53".into(),
-            router: Router::new(&[Route {
-                zone: ".".into(),
-                zone_wire: vec![0],
-                block: 0,
-            }]),
-            allow_chaos: false,
-            local: "127.0.0.1:53".parse().unwrap(),
-            dropped: crate::metrics::dns::Dropped::new("dns://:53", 0),
-        };
-        let block = CoreBlock {
-            chain: h,
-            debug,
-            stacktrace: false,
-            empty: false,
-            inline: Default::default(),
-        };
-        CoreServer::new(vec![block], vec![listener])
+        crate::runtime::core::tests::one_block(h, debug)
     }
 
-    const QUERY: &[u8] = &[
-        0x12, 0x34, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0, 7, b'e', b'x', b'a', b'm', b'p', b'l',
-        b'e', 0, 0, 1, 0, 1,
-    ];
+    const QUERY: &[u8] = crate::runtime::core::tests::QUERY;
 
     fn inline(c: &CoreServer<Test>, reply: &mut Vec<u8>) -> Verdict {
         let client = "127.0.0.1:5000".parse().unwrap();

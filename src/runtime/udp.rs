@@ -4,8 +4,9 @@
 
 use super::backend::{Backend, DatagramBackend};
 use super::batch::Batch;
+use super::deferred::DeferredPool;
 use super::replies::{self, ReplyQueue};
-use super::serve::{Verdict, serve_deferred, serve_inline, spawn_deferred, spawn_refreshes};
+use super::serve::{Verdict, serve_inline, spawn_refreshes};
 use super::stop::Stop;
 use super::swap::View;
 use crate::plugin::{Handler, Proto};
@@ -44,6 +45,7 @@ pub async fn run<H: Handler + 'static>(
     let mut batch = Batch::new(batch_size);
     let queue = Rc::new(ReplyQueue::default());
     let sender = glommio::spawn_local(replies::sender(queue.clone(), sock.clone()));
+    let pool = DeferredPool::new(queue.clone());
     loop {
         let received =
             futures_lite::future::or(async { Some(backend.recv(&mut batch).await) }, async {
@@ -78,19 +80,7 @@ pub async fn run<H: Handler + 'static>(
                 Verdict::Send => true,
                 Verdict::Drop => false,
                 Verdict::Defer(note) => {
-                    let packet = packet.to_vec();
-                    let peer = slot.peer;
-                    let queue = queue.clone();
-                    spawn_deferred(core.clone(), move |core| async move {
-                        let mut reply = Vec::new();
-                        let l = &core.listeners[li];
-                        if serve_deferred(&core, l, &packet, peer, Proto::Udp, note, &mut reply)
-                            .await
-                            == Verdict::Send
-                        {
-                            queue.push(reply, peer);
-                        }
-                    });
+                    pool.submit(core, li, packet, slot.peer, note);
                     false
                 }
             };
@@ -102,10 +92,11 @@ pub async fn run<H: Handler + 'static>(
             break;
         }
     }
-    // Deferred queries still running push their replies after this: wait for them (each
-    // holds a handle on the queue, as does the sender), then let the sender finish.
+    // Deferred queries still being served push their replies after this: wait for them,
+    // then let the sender finish.
+    pool.close();
     let t0 = std::time::Instant::now();
-    while Rc::strong_count(&queue) > 2 && t0.elapsed() < super::DRAIN {
+    while pool.pending() > 0 && t0.elapsed() < super::DRAIN {
         glommio::timer::sleep(std::time::Duration::from_millis(5)).await;
     }
     queue.close();

@@ -1,0 +1,272 @@
+//! The tasks that serve the UDP queries a plugin deferred (forward waiting for its upstream),
+//! kept and reused: a query that waits is handed to an idle worker task of its listener
+//! instead of becoming a task of its own. Spawning a glommio task per query cost an
+//! allocation of the whole chain future and a copy of it, plus glommio's lookup of the
+//! executor's sleep notifier under a global lock; a worker pays that once. Query and reply
+//! buffers are recycled too, so a forwarded query in the steady state allocates nothing here.
+
+use super::core::CoreServer;
+use super::replies::ReplyQueue;
+use super::serve::{Verdict, flush_soon, serve_deferred, spawn_refreshes};
+use crate::plugin::{Handler, Proto};
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll, Waker};
+
+/// Idle workers kept per listener and core; a worker that finishes while this many wait
+/// ends (a burst of concurrency is served, and its memory given back, ~4 KB per worker).
+pub const MAX_IDLE: usize = 256;
+
+/// Query buffers kept for reuse (bounded like the idle workers).
+const MAX_SPARE: usize = MAX_IDLE;
+
+/// A deferred query waiting for a worker. It carries the core server it arrived on, so a
+/// query that was in flight across a reload finishes on the chain that took it.
+struct Job<H> {
+    core: Rc<CoreServer<H>>,
+    listener: usize,
+    packet: Vec<u8>,
+    peer: SocketAddr,
+    note: Option<u64>,
+}
+
+/// The deferred queries of one UDP listener on one core and the workers serving them.
+pub struct DeferredPool<H> {
+    jobs: RefCell<VecDeque<Job<H>>>,
+    /// Wakers of the workers waiting for a job, the most recently idle last.
+    idle: RefCell<Vec<Waker>>,
+    workers: Cell<usize>,
+    busy: Cell<usize>,
+    closed: Cell<bool>,
+    spare: RefCell<Vec<Vec<u8>>>,
+    replies: Rc<ReplyQueue>,
+}
+
+impl<H: Handler + 'static> DeferredPool<H> {
+    /// A pool whose workers queue their replies on `replies`.
+    pub fn new(replies: Rc<ReplyQueue>) -> Rc<Self> {
+        Rc::new(DeferredPool {
+            jobs: RefCell::new(VecDeque::new()),
+            idle: RefCell::new(Vec::new()),
+            workers: Cell::new(0),
+            busy: Cell::new(0),
+            closed: Cell::new(false),
+            spare: RefCell::new(Vec::new()),
+            replies,
+        })
+    }
+
+    /// Hands a deferred query to an idle worker, or to a new one when none is idle. The
+    /// query is counted in the core's in-flight queries until its reply is queued.
+    pub fn submit(
+        self: &Rc<Self>,
+        core: &Rc<CoreServer<H>>,
+        listener: usize,
+        query: &[u8],
+        peer: SocketAddr,
+        note: Option<u64>,
+    ) {
+        core.inflight.set(core.inflight.get() + 1);
+        let mut packet = self.spare.borrow_mut().pop().unwrap_or_default();
+        packet.extend_from_slice(query);
+        self.jobs.borrow_mut().push_back(Job {
+            core: core.clone(),
+            listener,
+            packet,
+            peer,
+            note,
+        });
+        let idle = self.idle.borrow_mut().pop();
+        match idle {
+            Some(w) => w.wake(),
+            None => {
+                self.workers.set(self.workers.get() + 1);
+                glommio::spawn_local(worker(self.clone())).detach();
+            }
+        }
+    }
+
+    /// Lets every worker end once the queued queries are served.
+    pub fn close(&self) {
+        self.closed.set(true);
+        for w in self.idle.borrow_mut().drain(..) {
+            w.wake();
+        }
+    }
+
+    /// Queries queued or being served.
+    pub fn pending(&self) -> usize {
+        self.jobs.borrow().len() + self.busy.get()
+    }
+
+    /// Worker tasks alive (busy or idle).
+    #[cfg(test)]
+    pub fn workers(&self) -> usize {
+        self.workers.get()
+    }
+
+    fn next_job(&self) -> NextJob<'_, H> {
+        NextJob(self)
+    }
+
+    fn recycle(&self, mut packet: Vec<u8>) {
+        let mut spare = self.spare.borrow_mut();
+        if spare.len() < MAX_SPARE {
+            packet.clear();
+            spare.push(packet);
+        }
+    }
+}
+
+/// The next job for a worker; `None` when the worker should end (the pool is closed, or
+/// enough workers are already idle).
+struct NextJob<'a, H>(&'a DeferredPool<H>);
+
+impl<H> Future for NextJob<'_, H> {
+    type Output = Option<Job<H>>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let pool = self.0;
+        if let Some(job) = pool.jobs.borrow_mut().pop_front() {
+            return Poll::Ready(Some(job));
+        }
+        let mut idle = pool.idle.borrow_mut();
+        if pool.closed.get() || idle.len() >= MAX_IDLE {
+            return Poll::Ready(None);
+        }
+        // Only `submit` and `close` wake a waiting worker, each after taking its waker out
+        // of the list, so a worker polled again is never still in it.
+        idle.push(cx.waker().clone());
+        Poll::Pending
+    }
+}
+
+/// Keeps the pool's counts right even if a chain panics in a block with `debug` (where
+/// panics are not recovered and end the worker's task).
+struct Serving<'a, H>(&'a DeferredPool<H>);
+
+impl<H> Drop for Serving<'_, H> {
+    fn drop(&mut self) {
+        self.0.busy.set(self.0.busy.get() - 1);
+    }
+}
+
+struct Alive<'a, H>(&'a DeferredPool<H>);
+
+impl<H> Drop for Alive<'_, H> {
+    fn drop(&mut self) {
+        self.0.workers.set(self.0.workers.get() - 1);
+    }
+}
+
+/// One worker: serves jobs until the pool lets it go.
+async fn worker<H: Handler + 'static>(pool: Rc<DeferredPool<H>>) {
+    let _alive = Alive(&pool);
+    while let Some(job) = pool.next_job().await {
+        pool.busy.set(pool.busy.get() + 1);
+        let serving = Serving(&pool);
+        let Job {
+            core,
+            listener,
+            packet,
+            peer,
+            note,
+        } = job;
+        let mut reply = pool.replies.buffer();
+        let l = &core.listeners[listener];
+        let verdict = serve_deferred(&core, l, &packet, peer, Proto::Udp, note, &mut reply).await;
+        if verdict == Verdict::Send {
+            pool.replies.push(reply, peer);
+        } else {
+            pool.replies.recycle(reply);
+        }
+        pool.recycle(packet);
+        core.inflight.set(core.inflight.get() - 1);
+        flush_soon(&core);
+        spawn_refreshes(&core);
+        drop(serving);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plugin::{Request, Status};
+    use crate::runtime::core::tests::{QUERY, one_block};
+    use crate::wire::MessageWriter;
+    use crate::wire::rcode::NOERROR;
+    use std::time::Duration;
+
+    /// Answers after a short wait, as forward does after its upstream's reply.
+    struct Waits;
+
+    impl Handler for Waits {
+        async fn serve(&self, req: &mut Request<'_>) -> Status {
+            if !req.can_wait() {
+                return req.defer();
+            }
+            glommio::timer::sleep(Duration::from_millis(2)).await;
+            MessageWriter::reply(&req.query, req.reply, NOERROR).finish();
+            Status::rcode(NOERROR)
+        }
+
+        fn is_end(&self) -> bool {
+            false
+        }
+
+        fn after_batch(&self) {}
+    }
+
+    async fn settle<H: Handler + 'static>(pool: &DeferredPool<H>) {
+        for _ in 0..1000 {
+            if pool.pending() == 0 {
+                break;
+            }
+            glommio::timer::sleep(Duration::from_millis(1)).await;
+        }
+        // Let finished workers reach their next wait.
+        futures_lite::future::yield_now().await;
+    }
+
+    #[test]
+    fn workers_are_reused_bounded_and_end_when_closed() {
+        glommio::LocalExecutor::default().run(async {
+            let core = Rc::new(one_block(Waits, false));
+            let replies = Rc::new(ReplyQueue::default());
+            let pool = DeferredPool::new(replies.clone());
+            let peer: SocketAddr = "127.0.0.1:5000".parse().unwrap();
+
+            // A burst wider than the idle bound: one worker per waiting query...
+            let burst = MAX_IDLE + 44;
+            for _ in 0..burst {
+                pool.submit(&core, 0, QUERY, peer, None);
+            }
+            assert_eq!(pool.workers(), burst);
+            assert_eq!(core.inflight.get(), burst);
+            settle(&pool).await;
+            assert_eq!(replies.queued(), burst, "every query answered");
+            assert_eq!(core.inflight.get(), 0);
+            // ...and only MAX_IDLE of them stay.
+            assert_eq!(pool.workers(), MAX_IDLE);
+
+            // The next queries are served by the idle workers: none is spawned.
+            for _ in 0..10 {
+                pool.submit(&core, 0, QUERY, peer, None);
+            }
+            assert_eq!(pool.workers(), MAX_IDLE);
+            settle(&pool).await;
+            assert_eq!(replies.queued(), burst + 10);
+
+            // Queued work is finished after close; then every worker ends.
+            pool.submit(&core, 0, QUERY, peer, None);
+            pool.close();
+            settle(&pool).await;
+            assert_eq!(replies.queued(), burst + 11);
+            assert_eq!(pool.workers(), 0);
+        });
+    }
+}
