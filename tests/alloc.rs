@@ -577,7 +577,8 @@ fn cache_hits_allocate_nothing(corefile: &str) {
 /// Every query builds the chain's future (on the stack inline; boxed when it is deferred), so
 /// its size is paid per query: a plugin that keeps a large state inline (a TLS handshake, a
 /// timer) grows it for every plugin and every query. It was 13 KB before forward boxed its
-/// stream exchanges; keep it small.
+/// stream exchanges, 3 KB before cache stopped keeping the lower-cased name across its awaits
+/// and a second copy of the rest of the chain in serve_stale's verify; keep it small.
 #[test]
 fn the_chain_future_stays_small() {
     let core = core_for(
@@ -609,5 +610,5 @@ fn the_chain_future_stays_small() {
     let fut = core.blocks[0].chain.serve(&mut req);
     let size = std::mem::size_of_val(&fut);
     drop(fut);
-    assert!(size <= 4096, "the chain's future is {size} bytes");
+    assert!(size <= 2048, "the chain's future is {size} bytes");
 }

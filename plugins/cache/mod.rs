@@ -120,16 +120,27 @@ impl Plugin for Cache {
         if !self.shared.zones.iter().any(|z| name.is_subdomain_of(z)) {
             return next_or_failure(Self::NAME, next, req).await;
         }
-        let mut lower = [0u8; MAX_NAME_LEN];
-        let lower = name.lowercase_wire(&mut lower);
-        let bits = entry::key_bits(&req.query);
-        let (qtype, qclass) = (req.query.qtype(), req.query.qclass());
-        let key = store::key(lower, qtype, qclass, bits);
-        if req.is_refresh() {
-            return self.refresh(req, next, key, lower).await;
-        }
-        let now = Instant::now();
-        match self.look(key, lower, qtype, qclass, bits, now) {
+        // The lower-cased name lives in this block only, so the future of `serve` (which
+        // every query builds on the stack, inside the chain's) does not keep it across the
+        // awaits below; `store` lower-cases again.
+        let (key, look, now) = {
+            let mut lower = [0u8; MAX_NAME_LEN];
+            let lower = name.lowercase_wire(&mut lower);
+            let bits = entry::key_bits(&req.query);
+            let (qtype, qclass) = (req.query.qtype(), req.query.qclass());
+            let key = store::key(lower, qtype, qclass, bits);
+            if req.is_refresh() {
+                (key, None, None)
+            } else {
+                let now = Instant::now();
+                let look = self.look(key, lower, qtype, qclass, bits, now);
+                (key, Some(look), Some(now))
+            }
+        };
+        let (Some(look), Some(now)) = (look, now) else {
+            return self.refresh(req, next, key).await;
+        };
+        match look {
             Look::Fresh(which) => {
                 self.ctr(req.server).requests.inc();
                 self.hit(req, which, key, now, false)
@@ -149,7 +160,7 @@ impl Plugin for Cache {
                     return req.defer();
                 }
                 self.ctr(req.server).requests.inc();
-                self.verify(req, next, which, key, lower, &stale).await
+                self.verify(req, next, which, key, &stale).await
             }
             Look::Miss => {
                 let status = next_or_failure(Self::NAME, next, req).await;
@@ -159,7 +170,7 @@ impl Plugin for Cache {
                 self.ctr(req.server).requests.inc();
                 self.ctr(req.server).misses.inc();
                 if client_write(status.rcode) && !req.reply.is_empty() {
-                    self.store(req, key, lower);
+                    self.store(req, key);
                 }
                 status
             }
@@ -319,7 +330,6 @@ impl Cache {
         next: &N,
         which: Which,
         key: u64,
-        lower: &[u8],
         stale: &ServeStale,
     ) -> Status {
         let now = Instant::now();
@@ -329,18 +339,25 @@ impl Cache {
             .get_mut(key)
             .is_some_and(|e| e.retry_after.is_some_and(|t| now < t));
         if !recheck_wait {
-            let asked = if stale.verify_timeout.is_zero() {
-                Some(next_or_failure(Self::NAME, next, req).await)
-            } else {
-                glommio::timer::timeout(stale.verify_timeout, async {
-                    Ok(next_or_failure(Self::NAME, next, req).await)
-                })
-                .await
-                .ok()
+            // One pinned future of the rest of the chain for both branches: with a future
+            // each (and glommio's `timeout`, which keeps its own copy of the one it bounds)
+            // this function's state was twice the chain's, and every query's chain future
+            // on the stack is as large as its largest state.
+            let asked = {
+                let mut ask = std::pin::pin!(next_or_failure(Self::NAME, next, req));
+                if stale.verify_timeout.is_zero() {
+                    Some(ask.as_mut().await)
+                } else {
+                    futures_lite::future::or(async { Some(ask.as_mut().await) }, async {
+                        glommio::timer::sleep(stale.verify_timeout).await;
+                        None
+                    })
+                    .await
+                }
             };
             match asked {
                 Some(status) if client_write(status.rcode) && good_refresh(req.reply) => {
-                    self.store(req, key, lower);
+                    self.store(req, key);
                     return status;
                 }
                 Some(_) => {
@@ -356,16 +373,9 @@ impl Cache {
     }
 
     /// The server's background refresh: no lookup, ask the rest of the chain, store.
-    async fn refresh<N: Handler>(
-        &self,
-        req: &mut Request<'_>,
-        next: &N,
-        key: u64,
-        lower: &[u8],
-    ) -> Status {
+    async fn refresh<N: Handler>(&self, req: &mut Request<'_>, next: &N, key: u64) -> Status {
         let status = next_or_failure(Self::NAME, next, req).await;
-        let stored =
-            client_write(status.rcode) && good_refresh(req.reply) && self.store(req, key, lower);
+        let stored = client_write(status.rcode) && good_refresh(req.reply) && self.store(req, key);
         if !stored {
             let recheck = self
                 .shared
@@ -384,8 +394,10 @@ impl Cache {
     }
 
     /// Stores the reply in `req.reply` if the rules allow; true when stored.
-    fn store(&self, req: &mut Request<'_>, key: u64, lower: &[u8]) -> bool {
+    fn store(&self, req: &mut Request<'_>, key: u64) -> bool {
         let s = &*self.shared;
+        let mut lower = [0u8; MAX_NAME_LEN];
+        let lower = req.query.qname().lowercase_wire(&mut lower);
         let now = Instant::now();
         let e = match entry::build(
             req.reply,
