@@ -574,6 +574,45 @@ fn cache_hits_allocate_nothing(corefile: &str) {
     );
 }
 
+/// A cache hit is answered without the chain's future (`serve_now`); it must be the very
+/// reply the future gives, and a miss must leave `serve_now` with nothing written, so that
+/// the future can serve it.
+#[test]
+fn a_hit_answered_at_once_is_the_hit_the_chains_future_gives() {
+    use ringdns::plugin::{Handler, Request};
+    let core = core_for(WITH_PROMETHEUS_AND_CACHE);
+    let l = &core.listeners[0];
+    let chain = &core.blocks[0].chain;
+    fn request<'a>(packet: &'a [u8], server: &'a str, reply: &'a mut Vec<u8>) -> Request<'a> {
+        let query = Query::parse(packet).expect("query parses");
+        Request::new(query, v4(), v4(), Proto::Udp, ".", server, reply, false)
+    }
+
+    let miss = common::query(0x1111, "hit.example.org.", 1);
+    let mut nothing = Vec::new();
+    let mut req = request(&miss, &l.name, &mut nothing);
+    assert!(
+        chain.serve_now(&mut req).is_none(),
+        "a miss is not answered at once"
+    );
+    assert!(nothing.is_empty(), "and nothing is written");
+    let mut stored = Vec::new();
+    let v = serve_inline(&core, l, &miss, false, v4(), Proto::Udp, &mut stored);
+    assert_eq!(v, Verdict::Send, "the miss is served and stored");
+
+    let hit = common::query(0x2222, "Hit.Example.Org.", 1);
+    let (mut at_once, mut through) = (Vec::new(), Vec::new());
+    let mut req = request(&hit, &l.name, &mut at_once);
+    let now = chain
+        .serve_now(&mut req)
+        .expect("a hit is answered at once");
+    assert_eq!(req.writer(), Some("cache"));
+    let mut req = request(&hit, &l.name, &mut through);
+    let later = futures_lite::future::block_on(chain.serve(&mut req));
+    assert_eq!(now.rcode, later.rcode);
+    assert_eq!(at_once, through, "the same bytes");
+}
+
 /// Every query builds the chain's future (on the stack inline; boxed when it is deferred), so
 /// its size is paid per query: a plugin that keeps a large state inline (a TLS handshake, a
 /// timer) grows it for every plugin and every query. It was 13 KB before forward boxed its

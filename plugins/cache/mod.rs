@@ -14,6 +14,7 @@ pub use counters::CacheCounters;
 use crate::corefile::{Dispenser, Error};
 use crate::plugin::{
     BlockSetup, CoreInfo, Handler, Plugin, Request, Status, client_write, next_or_failure,
+    next_or_failure_now,
 };
 use crate::wire::rcode::{NOERROR, NXDOMAIN, SERVFAIL};
 use crate::wire::{MAX_NAME_LEN, name_to_wire};
@@ -116,30 +117,15 @@ impl Plugin for Cache {
     }
 
     async fn serve<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> Status {
-        let name = req.query.qname();
-        if !self.shared.zones.iter().any(|z| name.is_subdomain_of(z)) {
+        if !self.covers(req) {
             return next_or_failure(Self::NAME, next, req).await;
         }
-        // The lower-cased name lives in this block only, so the future of `serve` (which
-        // every query builds on the stack, inside the chain's) does not keep it across the
-        // awaits below; `store` lower-cases again.
-        let (key, look, now) = {
-            let mut lower = [0u8; MAX_NAME_LEN];
-            let lower = name.lowercase_wire(&mut lower);
-            let bits = entry::key_bits(&req.query);
-            let (qtype, qclass) = (req.query.qtype(), req.query.qclass());
-            let key = store::key(lower, qtype, qclass, bits);
-            if req.is_refresh() {
-                (key, None, None)
-            } else {
-                let now = Instant::now();
-                let look = self.look(key, lower, qtype, qclass, bits, now);
-                (key, Some(look), Some(now))
-            }
-        };
-        let (Some(look), Some(now)) = (look, now) else {
+        if req.is_refresh() {
+            let (key, _) = self.lookup(req, None);
             return self.refresh(req, next, key).await;
-        };
+        }
+        let now = crate::plugin::clock::now();
+        let (key, look) = self.lookup(req, Some(now));
         match look {
             Look::Fresh(which) => {
                 self.ctr(req.server).requests.inc();
@@ -176,6 +162,35 @@ impl Plugin for Cache {
             }
         }
     }
+
+    /// Fresh hits (and stale ones served immediately) at once; anything else, through
+    /// `serve`.
+    fn serve_now<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> Option<Status> {
+        if !self.covers(req) {
+            return next_or_failure_now(Self::NAME, next, req);
+        }
+        if req.is_refresh() {
+            return None;
+        }
+        let now = crate::plugin::clock::now();
+        let (key, look) = self.lookup(req, Some(now));
+        let (which, stale) = match look {
+            Look::Fresh(which) => (which, false),
+            Look::Stale(which)
+                if self
+                    .shared
+                    .cfg
+                    .serve_stale
+                    .as_ref()
+                    .is_some_and(|s| s.mode == StaleMode::Immediate) =>
+            {
+                (which, true)
+            }
+            Look::Stale(_) | Look::Miss => return None,
+        };
+        self.ctr(req.server).requests.inc();
+        Some(self.hit(req, which, key, now, stale))
+    }
 }
 
 /// `Look::Stale` is only produced when serve_stale is configured.
@@ -208,6 +223,29 @@ impl Cache {
             Which::Positive => &self.positive,
             Which::Negative => &self.negative,
         }
+    }
+
+    /// Whether the query is in one of the cache's zones.
+    fn covers(&self, req: &Request<'_>) -> bool {
+        let name = req.query.qname();
+        self.shared.zones.iter().any(|z| name.is_subdomain_of(z))
+    }
+
+    /// The query's key, and (given the time) what the store holds for it. The lower-cased
+    /// name lives only here, so the future of `serve` (which every query builds on the
+    /// stack, inside the chain's) does not keep it across its awaits; `store` lower-cases
+    /// again.
+    fn lookup(&self, req: &Request<'_>, now: Option<Instant>) -> (u64, Look) {
+        let mut lower = [0u8; MAX_NAME_LEN];
+        let lower = req.query.qname().lowercase_wire(&mut lower);
+        let bits = entry::key_bits(&req.query);
+        let (qtype, qclass) = (req.query.qtype(), req.query.qclass());
+        let key = store::key(lower, qtype, qclass, bits);
+        let look = match now {
+            Some(now) => self.look(key, lower, qtype, qclass, bits, now),
+            None => Look::Miss,
+        };
+        (key, look)
     }
 
     /// Finds the entry to answer from: the negative cache first, then the positive one (a
@@ -398,7 +436,7 @@ impl Cache {
         let s = &*self.shared;
         let mut lower = [0u8; MAX_NAME_LEN];
         let lower = req.query.qname().lowercase_wire(&mut lower);
-        let now = Instant::now();
+        let now = crate::plugin::clock::now();
         let e = match entry::build(
             req.reply,
             &req.query,

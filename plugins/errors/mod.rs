@@ -4,7 +4,9 @@
 mod consolidate;
 
 use crate::corefile::{Dispenser, Error};
-use crate::plugin::{BlockSetup, CoreInfo, Handler, Plugin, Request, Status, next_or_failure};
+use crate::plugin::{
+    BlockSetup, CoreInfo, Handler, Plugin, Request, Status, next_or_failure, next_or_failure_now,
+};
 use crate::wire::type_name;
 use consolidate::Pattern;
 use std::sync::Arc;
@@ -70,6 +72,18 @@ impl Plugin for Errors {
 
     async fn serve<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> Status {
         let status = next_or_failure(Self::NAME, next, req).await;
+        self.report(req, status)
+    }
+
+    fn serve_now<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> Option<Status> {
+        let status = next_or_failure_now(Self::NAME, next, req)?;
+        Some(self.report(req, status))
+    }
+}
+
+impl Errors {
+    /// Logs the error the rest of the chain returned, unless a pattern consolidates it.
+    fn report(&self, req: &Request<'_>, status: Status) -> Status {
         if let Some(err) = &status.error {
             let text = err.to_string();
             if let Some(i) = self.config.patterns.iter().position(|p| p.matches(&text)) {

@@ -7,6 +7,7 @@ mod format;
 use crate::corefile::{Dispenser, Error};
 use crate::plugin::{
     BlockSetup, CoreInfo, Handler, Plugin, Request, Status, client_write, next_or_failure,
+    next_or_failure_now,
 };
 use crate::wire::{self, MessageWriter, Section, name_to_wire};
 use classify::Class;
@@ -115,6 +116,37 @@ impl Plugin for Log {
         if status.is_deferred() {
             return status;
         }
+        self.line(rule, req, status, start)
+    }
+
+    fn serve_now<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> Option<Status> {
+        let rule = if req.is_refresh() {
+            None
+        } else {
+            self.rules
+                .iter()
+                .find(|r| req.query.qname().is_subdomain_of(&r.scope))
+        };
+        let Some(rule) = rule else {
+            return next_or_failure_now(Self::NAME, next, req);
+        };
+        let start = Instant::now();
+        let status = next_or_failure_now(Self::NAME, next, req)?;
+        Some(self.line(rule, req, status, start))
+    }
+
+    fn after_batch(&self) {
+        let mut buf = self.buf.borrow_mut();
+        if !buf.is_empty() {
+            crate::logging::write_raw(buf.as_bytes());
+            buf.clear();
+        }
+    }
+}
+
+impl Log {
+    /// Renders the query's line (when its class is logged) into the buffer.
+    fn line(&self, rule: &Rule, req: &mut Request<'_>, status: Status, start: Instant) -> Status {
         let duration = start.elapsed();
         if !client_write(status.rcode) {
             // Write the error reply the server would write, so the line shows its size.
@@ -148,14 +180,6 @@ impl Plugin for Log {
             }
         }
         status
-    }
-
-    fn after_batch(&self) {
-        let mut buf = self.buf.borrow_mut();
-        if !buf.is_empty() {
-            crate::logging::write_raw(buf.as_bytes());
-            buf.clear();
-        }
     }
 }
 

@@ -12,7 +12,7 @@ use crate::metrics::dns::{DnsCounters, Observation, Responses, family_index};
 use crate::metrics::registry;
 use crate::plugin::{
     BlockSetup, CoreInfo, Handler, Plugin, Proto, Request, Status, client_write, http_listen_addr,
-    next_or_failure,
+    next_or_failure, next_or_failure_now,
 };
 use enabled::Enabled;
 use std::net::{SocketAddr, ToSocketAddrs};
@@ -142,6 +142,16 @@ impl Plugin for Metrics {
             self.record(req, &status, t0);
         }
         status
+    }
+
+    fn serve_now<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> Option<Status> {
+        if req.is_refresh() {
+            return next_or_failure_now(Self::NAME, next, req);
+        }
+        let t0 = Instant::now();
+        let status = next_or_failure_now(Self::NAME, next, req)?;
+        self.record(req, &status, t0);
+        Some(status)
     }
 }
 

@@ -29,6 +29,17 @@ impl Plugin for Whoami {
     }
 
     async fn serve<N: Handler>(&self, req: &mut Request<'_>, _next: &N) -> Status {
+        answer(req)
+    }
+
+    fn serve_now<N: Handler>(&self, req: &mut Request<'_>, _next: &N) -> Option<Status> {
+        Some(answer(req))
+    }
+}
+
+/// The reply: the client's address and port in the additional section.
+fn answer(req: &mut Request<'_>) -> Status {
+    {
         let class = req.query.qclass();
         let port = req.client.port();
         let label: &[u8] = match req.proto {

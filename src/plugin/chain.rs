@@ -11,6 +11,12 @@ use std::task::{Context, Poll};
 pub trait Handler {
     /// Serves the query from this point of the chain on.
     fn serve(&self, req: &mut Request<'_>) -> impl Future<Output = Status>;
+    /// Serves the query from this point on without building the chain's future, when every
+    /// plugin on the way can answer at once (a cache hit, whoami); `None`, with the request
+    /// untouched, when one cannot: the caller then uses [`Handler::serve`].
+    fn serve_now(&self, _req: &mut Request<'_>) -> Option<Status> {
+        None
+    }
     /// True when no plugin follows (every remaining slot is empty), so the caller can fail
     /// with its own name as CoreDNS's `NextOrFailure` does.
     fn is_end(&self) -> bool;
@@ -76,6 +82,18 @@ impl<P: Plugin, R: Handler> Handler for Link<P, R> {
         }
     }
 
+    #[inline]
+    fn serve_now(&self, req: &mut Request<'_>) -> Option<Status> {
+        match &self.plugin {
+            Some(p) => {
+                let status = p.serve_now(req, &self.rest)?;
+                req.note_writer(P::NAME, &status);
+                Some(status)
+            }
+            None => self.rest.serve_now(req),
+        }
+    }
+
     fn plugin_names(&self, out: &mut Vec<&'static str>) {
         if self.plugin.is_some() {
             out.push(P::NAME);
@@ -101,6 +119,10 @@ pub struct End;
 impl Handler for End {
     async fn serve(&self, _req: &mut Request<'_>) -> Status {
         Status::rcode(SERVFAIL)
+    }
+
+    fn serve_now(&self, _req: &mut Request<'_>) -> Option<Status> {
+        Some(Status::rcode(SERVFAIL))
     }
 
     fn is_end(&self) -> bool {

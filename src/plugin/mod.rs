@@ -4,6 +4,7 @@
 //! This module knows no plugin; only the chain generated from plugin.cfg names them.
 
 mod chain;
+pub mod clock;
 pub mod duration;
 mod fallthrough;
 pub mod normalize;
@@ -54,6 +55,16 @@ pub trait Plugin: Sized + 'static {
         next.serve(req)
     }
 
+    /// Answers the query at once, without a future, when it can; `None` sends it through
+    /// [`Plugin::serve`] instead, so it must leave the request and the plugin's state as they
+    /// were (count nothing). For the hot answers (a cache hit) this skips building and
+    /// polling the chain's future. A plugin that wraps the rest of the chain (log, errors,
+    /// metrics) calls [`next_or_failure_now`] and does its part only when that gave `Some`.
+    /// The default is `None`: always through `serve`.
+    fn serve_now<N: Handler>(&self, _req: &mut Request<'_>, _next: &N) -> Option<Status> {
+        None
+    }
+
     /// Called by the socket loop after each batch of queries, e.g. to flush buffered log
     /// lines with one write instead of one per query.
     fn after_batch(&self) {}
@@ -83,10 +94,27 @@ pub async fn next_or_failure<N: Handler>(
     req: &mut Request<'_>,
 ) -> Status {
     if next.is_end() {
-        return Status::error(
-            crate::wire::rcode::SERVFAIL,
-            PluginError::new(name, "no next plugin found"),
-        );
+        return no_next(name);
     }
     next.serve(req).await
+}
+
+/// [`next_or_failure`] for [`Plugin::serve_now`]: `None` when the rest of the chain cannot
+/// answer at once.
+pub fn next_or_failure_now<N: Handler>(
+    name: &'static str,
+    next: &N,
+    req: &mut Request<'_>,
+) -> Option<Status> {
+    if next.is_end() {
+        return Some(no_next(name));
+    }
+    next.serve_now(req)
+}
+
+fn no_next(name: &'static str) -> Status {
+    Status::error(
+        crate::wire::rcode::SERVFAIL,
+        PluginError::new(name, "no next plugin found"),
+    )
 }

@@ -1,9 +1,11 @@
 //! Serving one query, from the raw packet to the reply bytes: the acceptance rules, routing,
 //! the chain, CoreDNS's return-code rule and the last touches (OPT, truncation).
 //!
-//! The socket loops call [`serve_inline`] first: the chain is polled once, in place, over
-//! the borrowed packet; nothing is allocated or spawned. Only when a plugin needs to wait
-//! (it returns `Request::defer`) is the query served again by [`serve_deferred`] as a task.
+//! The socket loops call [`serve_inline`] first, over the borrowed packet, allocating and
+//! spawning nothing: the chain is asked to answer at once (`Handler::serve_now`, a cache hit
+//! or whoami, with no future built), else its future is polled once, in place. Only when a
+//! plugin needs to wait (it returns `Request::defer`) is the query served again by
+//! [`serve_deferred`] in a task.
 
 use super::core::{CoreServer, ListenerCtx, Refresh};
 use crate::plugin::{Handler, Proto, Request, Status, client_write};
@@ -191,14 +193,15 @@ pub fn serve_inline<H: Handler>(
         return Verdict::Defer(None);
     }
     let mut req = Request::new(query, client, l.local, proto, zone, &l.name, reply, false);
-    let polled = {
-        let mut fut = pin!(block.chain.serve(&mut req));
-        let mut cx = Context::from_waker(Waker::noop());
-        if block.debug {
-            Ok(fut.as_mut().poll(&mut cx))
-        } else {
-            std::panic::catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(&mut cx)))
+    // First without a future: a chain that answers at once (a cache hit) is done here.
+    let polled = match guarded(block.debug, || block.chain.serve_now(&mut req)) {
+        Ok(Some(status)) => Ok(Poll::Ready(status)),
+        Ok(None) => {
+            let mut fut = pin!(block.chain.serve(&mut req));
+            let mut cx = Context::from_waker(Waker::noop());
+            guarded(block.debug, || fut.as_mut().poll(&mut cx))
         }
+        Err(payload) => Err(payload),
     };
     let deferred = match &polled {
         Ok(Poll::Ready(s)) => s.is_deferred(),
@@ -223,6 +226,15 @@ pub fn serve_inline<H: Handler>(
             l.count_dropped(&req.query, proto, client, SERVFAIL, req.reply);
             v
         }
+    }
+}
+
+/// Runs `f`, recovering a panic unless the block has `debug`.
+fn guarded<R>(debug: bool, f: impl FnOnce() -> R) -> std::thread::Result<R> {
+    if debug {
+        Ok(f())
+    } else {
+        std::panic::catch_unwind(AssertUnwindSafe(f))
     }
 }
 

@@ -66,6 +66,7 @@ pub async fn run<H: Handler + 'static>(
         view.refresh();
         let (core, li) = (&view.core, view.li);
         let l = &core.listeners[li];
+        let time = crate::plugin::clock::BatchTime::start();
         for slot in &mut batch.slots[..n] {
             let packet = &slot.buf[..slot.len];
             slot.send = match serve_inline(
@@ -85,6 +86,7 @@ pub async fn run<H: Handler + 'static>(
                 }
             };
         }
+        drop(time);
         core.after_batch();
         backend.send(&mut batch, n).await;
         spawn_refreshes(&view.core);
