@@ -40,6 +40,8 @@ pub struct Cache {
     negative: RefCell<store::Cache>,
     /// This core's counters, per server (listener) of the block; never empty.
     counters: Box<[(String, Arc<CacheCounters>)]>,
+    /// The seed of this instance's keys.
+    keys: store::KeyState,
 }
 
 /// Which of the two caches.
@@ -113,6 +115,7 @@ impl Plugin for Cache {
             negative: RefCell::new(store::Cache::new(c.denial.entries, c.max_bytes)),
             shared: shared.clone(),
             counters,
+            keys: store::KeyState::default(),
         })
     }
 
@@ -240,7 +243,7 @@ impl Cache {
         let lower = req.query.qname().lowercase_wire(&mut lower);
         let bits = entry::key_bits(&req.query);
         let (qtype, qclass) = (req.query.qtype(), req.query.qclass());
-        let key = store::key(lower, qtype, qclass, bits);
+        let key = store::key(&self.keys, lower, qtype, qclass, bits);
         let look = match now {
             Some(now) => self.look(key, lower, qtype, qclass, bits, now),
             None => Look::Miss,

@@ -28,22 +28,20 @@ impl Hasher for KeyHasher {
 
 type Map = LruCache<u64, Entry, BuildHasherDefault<KeyHasher>>;
 
-/// FNV-1a over the DO/CD bits, type, class and lower-cased name: the cache key.
-pub fn key(name_lower: &[u8], qtype: u16, qclass: u16, bits: u8) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    let mut eat = |b: u8| {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    };
-    eat(bits);
-    for b in qtype.to_be_bytes().into_iter().chain(qclass.to_be_bytes()) {
-        eat(b);
-    }
-    for &b in name_lower {
-        eat(b);
-    }
-    h
+/// The cache key: a hash of the DO/CD bits, type, class and lower-cased name, keyed by
+/// `keys` (random per cache instance), so names cannot be picked to collide with others and
+/// push them out. foldhash takes the name eight bytes at a time; the byte-wise FNV-1a it
+/// replaced was a chain of ~25 dependent multiplies per query (~2 % of a cache hit).
+pub fn key(keys: &KeyState, name_lower: &[u8], qtype: u16, qclass: u16, bits: u8) -> u64 {
+    use std::hash::BuildHasher;
+    let mut h = keys.build_hasher();
+    h.write_u64(u64::from(bits) | (u64::from(qtype) << 8) | (u64::from(qclass) << 24));
+    h.write(name_lower);
+    h.finish()
 }
+
+/// The seeded hasher state of one cache instance's keys.
+pub type KeyState = foldhash::fast::RandomState;
 
 /// One bounded LRU cache.
 pub struct Cache {
