@@ -135,6 +135,8 @@ impl Plugin for Log {
         Some(self.line(rule, req, status, start))
     }
 
+    const AFTER_BATCH: bool = true;
+
     fn after_batch(&self) {
         let mut buf = self.buf.borrow_mut();
         if !buf.is_empty() {

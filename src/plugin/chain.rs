@@ -22,6 +22,10 @@ pub trait Handler {
     fn is_end(&self) -> bool;
     /// Propagates the end-of-batch hook to every plugin present.
     fn after_batch(&self);
+    /// True when a plugin present from here on has end-of-batch work.
+    fn has_after_batch(&self) -> bool {
+        false
+    }
     /// True when no plugin at all is present from here on.
     fn is_empty(&self) -> bool {
         self.is_end()
@@ -110,6 +114,10 @@ impl<P: Plugin, R: Handler> Handler for Link<P, R> {
             p.after_batch();
         }
         self.rest.after_batch();
+    }
+
+    fn has_after_batch(&self) -> bool {
+        (P::AFTER_BATCH && self.plugin.is_some()) || self.rest.has_after_batch()
     }
 }
 

@@ -69,6 +69,10 @@ pub trait Plugin: Sized + 'static {
     /// lines with one write instead of one per query.
     fn after_batch(&self) {}
 
+    /// Set by plugins whose [`Plugin::after_batch`] does something, so that a core whose
+    /// chains have none never schedules the end-of-batch work of its deferred queries.
+    const AFTER_BATCH: bool = false;
+
     /// The handle `/ready` polls when this plugin reports readiness (CoreDNS's plugins that
     /// implement `Ready() bool`); called once per block after setup, on the configuration
     /// every core shares. `None` (the default) for plugins that are always ready.

@@ -131,6 +131,8 @@ pub struct CoreServer<H> {
     /// A task that runs the plugins' end-of-batch work for finished deferred queries is
     /// queued (one per executor turn, not one per query).
     pub flush_queued: Cell<bool>,
+    /// Some block has a plugin with end-of-batch work (log); else there is none to run.
+    pub has_after_batch: bool,
 }
 
 /// A query to run through its block's chain again in the background (cache prefetch, stale
@@ -156,6 +158,7 @@ impl<H: Handler> CoreServer<H> {
                 tcp: crate::plugin::TcpTimeouts::default(),
             })
             .collect();
+        let has_after_batch = blocks.iter().any(|b| b.chain.has_after_batch());
         CoreServer {
             blocks,
             listeners,
@@ -163,6 +166,7 @@ impl<H: Handler> CoreServer<H> {
             inflight: Rc::new(Cell::new(0)),
             refreshes: RefCell::new(Vec::new()),
             flush_queued: Cell::new(false),
+            has_after_batch,
         }
     }
 
@@ -175,6 +179,9 @@ impl<H: Handler> CoreServer<H> {
 
     /// Runs every plugin's end-of-batch hook (log flushing) in every block.
     pub fn after_batch(&self) {
+        if !self.has_after_batch {
+            return;
+        }
         for b in &self.blocks {
             b.chain.after_batch();
         }

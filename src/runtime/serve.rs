@@ -341,7 +341,7 @@ where
 /// queries that finish in one executor turn: with `log` in front of `forward`, one write per
 /// burst of upstream replies instead of one per query.
 pub fn flush_soon<H: Handler + 'static>(core: &std::rc::Rc<CoreServer<H>>) {
-    if core.flush_queued.replace(true) {
+    if !core.has_after_batch || core.flush_queued.replace(true) {
         return;
     }
     let c = core.clone();
