@@ -48,6 +48,22 @@ fn read_cfg(path: &Path) -> Vec<Entry> {
     out
 }
 
+/// Whether the plugin's folder defines a `fn build(`. One that does not keeps the default
+/// `Plugin::build`, which gives `None`: it only configures the block (root, bind, ready, ...)
+/// and never has an instance in the chain, so the chain type leaves it out instead of
+/// carrying an always-empty link that every query would pass at every poll. A stray match
+/// (a helper named `build`) only keeps a link, which is harmless.
+fn builds_instances(dir: &Path) -> bool {
+    let Ok(files) = std::fs::read_dir(dir) else {
+        return true;
+    };
+    files.flatten().any(|f| {
+        let p = f.path();
+        p.extension().is_some_and(|x| x == "rs")
+            && std::fs::read_to_string(&p).is_ok_and(|t| t.contains("fn build("))
+    })
+}
+
 fn main() {
     let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
     let cfg = root.join("plugin.cfg");
@@ -87,15 +103,20 @@ fn main() {
     g.push_str("];\n\n");
 
     let ty = |e: &Entry| format!("plugins::{}::{}", e.module, camel(&e.module));
+    let linked: Vec<&Entry> = entries
+        .iter()
+        .filter(|e| builds_instances(&root.join("plugins").join(&e.module)))
+        .collect();
 
     g.push_str(
-        "/// The chain type: one link per plugin.cfg line, innermost last.\npub type Chain = ",
+        "/// The chain type: one link per plugin.cfg line whose plugin can serve (those that only\n\
+         /// configure the block have none), innermost last.\npub type Chain = ",
     );
-    for e in &entries {
+    for e in &linked {
         write!(g, "Link<{}, ", ty(e)).unwrap();
     }
     g.push_str("End");
-    g.push_str(&">".repeat(entries.len()));
+    g.push_str(&">".repeat(linked.len()));
     g.push_str(";\n\n");
 
     g.push_str(
@@ -132,7 +153,7 @@ fn main() {
 
     g.push_str("/// Builds one core's chain from a block's configurations.\npub fn build_chain(cfg: &BlockConfigs, core: &CoreInfo) -> Chain {\n");
     let mut expr = String::from("End");
-    for e in entries.iter().rev() {
+    for e in linked.iter().rev() {
         expr = format!(
             "Link {{ plugin: cfg.{m}.as_ref().and_then(|c| <{t} as Plugin>::build(c, core)), rest: {expr} }}",
             m = e.module,
