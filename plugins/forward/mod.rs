@@ -309,8 +309,10 @@ async fn forward_one(inner: &Rc<Inner>, ri: usize, req: &mut Request<'_>) -> Don
     } else {
         Via::Tcp
     };
-    // Clock reads cost: one at the start, one when each attempt ends.
-    let mut now = Instant::now();
+    // Clock reads cost: the start is when the query came in (its batch's time) and a UDP
+    // attempt ends when its reply came in (its receive batch's time); only what the
+    // server or the mux could not tell is read here.
+    let mut now = req.received().unwrap_or_else(Instant::now);
     let deadline = now + QUERY_DEADLINE;
     let (mut attempts, mut k) = (0u32, 0usize);
     // Upstreams passed over in this round: down ones, and ones that failed over.
@@ -356,6 +358,7 @@ async fn forward_one(inner: &Rc<Inner>, ri: usize, req: &mut Request<'_>) -> Don
             query,
             question,
             deadline: (t0 + cfg.read_timeout).min(deadline),
+            answered: None,
         };
         let result = loop {
             // The stream exchanges (dialling, TLS handshakes) are boxed: inline, their state
@@ -379,12 +382,14 @@ async fn forward_one(inner: &Rc<Inner>, ri: usize, req: &mut Request<'_>) -> Don
             };
             match r {
                 Ok(()) if via == Via::Udp && cfg.prefer_udp && req.reply[2] & 0x02 != 0 => {
+                    // The attempt now ends with the TCP exchange, not this reply.
+                    ask.answered = None;
                     via = Via::Tcp
                 }
                 other => break other,
             }
         };
-        now = Instant::now();
+        now = ask.answered.take().unwrap_or_else(Instant::now);
         match result {
             Ok(()) => {
                 shared.health[u].success();

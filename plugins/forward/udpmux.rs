@@ -41,6 +41,8 @@ struct Slot {
     /// When the sweeper gives up on it (one per-core sweep instead of a timer per query).
     deadline: Cell<Option<Instant>>,
     reply: RefCell<Option<Result<Vec<u8>, io::ErrorKind>>>,
+    /// When the reply came in (one clock read per received batch, not per query).
+    answered: Cell<Option<Instant>>,
     waker: RefCell<Option<Waker>>,
 }
 
@@ -57,6 +59,7 @@ impl Slot {
             question_len: n,
             deadline: Cell::new(Some(deadline)),
             reply: RefCell::new(None),
+            answered: Cell::new(None),
             waker: RefCell::new(None),
         }
     }
@@ -211,13 +214,14 @@ impl Shared {
                 let mut rx = rx.borrow_mut();
                 match rx.recv(self.fd()) {
                     Ok(n) => {
+                        let at = Instant::now();
                         for i in 0..n {
                             let d = rx.datagram(i);
                             // A retired socket was shut down: its last query is done.
                             if d.is_empty() && self.retired.get() {
                                 return;
                             }
-                            self.dispatch(d);
+                            self.dispatch(d, at);
                         }
                         if n < udpio::RECV_BATCH {
                             break;
@@ -248,7 +252,7 @@ impl Shared {
         }
     }
 
-    fn dispatch(&self, reply: &[u8]) {
+    fn dispatch(&self, reply: &[u8], at: Instant) {
         if reply.len() < 12 {
             self.mismatched.set(self.mismatched.get() + 1);
             return;
@@ -263,7 +267,10 @@ impl Shared {
         };
         drop(pending);
         match slot {
-            Some(s) => s.deliver(Ok(reply.to_vec())),
+            Some(s) => {
+                s.answered.set(Some(at));
+                s.deliver(Ok(reply.to_vec()));
+            }
             None => self.mismatched.set(self.mismatched.get() + 1),
         }
     }
@@ -318,8 +325,8 @@ pub struct UdpMux {
 
 /// What one UDP exchange came to.
 pub enum Outcome {
-    /// The reply with our ID (the caller checks its question).
-    Reply(Vec<u8>),
+    /// The reply with our ID (the caller checks its question), and when it came in.
+    Reply(Vec<u8>, Instant),
     /// The socket reported an error (e.g. connection refused).
     Failed(io::Error),
     /// Nothing before the deadline.
@@ -428,7 +435,7 @@ impl UdpMux {
         s.queue(id, query);
         // No timer per query: the mux's sweeper fails this slot once its deadline passed.
         match SlotWait(&slot).await {
-            Ok(reply) => Outcome::Reply(reply),
+            Ok(reply) => Outcome::Reply(reply, slot.answered.get().unwrap_or_else(Instant::now)),
             Err(io::ErrorKind::TimedOut) => Outcome::Timeout,
             Err(kind) => Outcome::Failed(io::Error::from(kind)),
         }

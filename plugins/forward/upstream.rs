@@ -198,7 +198,8 @@ impl UpstreamCore {
             self.counters.conn_cache_hits[0].inc();
         }
         match outcome {
-            udpmux::Outcome::Reply(r) => {
+            udpmux::Outcome::Reply(r, at) => {
+                ask.answered = Some(at);
                 // The mux handed over the reply with the ID it sent.
                 let id = u16::from_be_bytes([r[0], r[1]]);
                 if let Some(rc) = rejected(&r, id) {
@@ -349,6 +350,8 @@ pub struct Ask<'a> {
     pub question: &'a [u8],
     /// When this attempt must be over.
     pub deadline: Instant,
+    /// When the reply came in, when the exchange knows it without a clock read of its own.
+    pub answered: Option<Instant>,
 }
 
 impl Drop for UpstreamCore {

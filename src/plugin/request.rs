@@ -46,6 +46,7 @@ pub struct Request<'a> {
     refresh: bool,
     refresh_requested: bool,
     writer: Option<&'static str>,
+    received: Option<std::time::Instant>,
 }
 
 impl<'a> Request<'a> {
@@ -75,6 +76,7 @@ impl<'a> Request<'a> {
             refresh: false,
             refresh_requested: false,
             writer: None,
+            received: None,
         }
     }
 
@@ -106,6 +108,17 @@ impl<'a> Request<'a> {
     /// Carries a note from the inline pass into the request of the deferred pass.
     pub fn set_deferred_note(&mut self, note: Option<u64>) {
         self.note = note;
+    }
+
+    /// When the server received the query, if it noted it (deferred UDP queries: the time
+    /// of their batch), so a plugin that times the query need not read the clock again.
+    pub const fn received(&self) -> Option<std::time::Instant> {
+        self.received
+    }
+
+    /// Notes when the query was received.
+    pub fn set_received(&mut self, at: std::time::Instant) {
+        self.received = Some(at);
     }
 
     /// The largest reply this client accepts: 65 535 over TCP; over UDP the advertised EDNS

@@ -32,6 +32,8 @@ struct Job<H> {
     packet: Vec<u8>,
     peer: SocketAddr,
     note: Option<u64>,
+    /// The time of the batch it came in (no clock read of its own).
+    received: std::time::Instant,
 }
 
 /// The deferred queries of one UDP listener on one core and the workers serving them.
@@ -79,6 +81,7 @@ impl<H: Handler + 'static> DeferredPool<H> {
             packet,
             peer,
             note,
+            received: crate::plugin::clock::now(),
         });
         let idle = self.idle.borrow_mut().pop();
         match idle {
@@ -175,10 +178,20 @@ async fn worker<H: Handler + 'static>(pool: Rc<DeferredPool<H>>) {
             packet,
             peer,
             note,
+            received,
         } = job;
         let mut reply = pool.replies.buffer();
         let l = &core.listeners[listener];
-        let verdict = serve_deferred(&core, l, &packet, peer, Proto::Udp, note, &mut reply).await;
+        let verdict = serve_deferred(
+            &core,
+            l,
+            &packet,
+            peer,
+            Proto::Udp,
+            (note, Some(received)),
+            &mut reply,
+        )
+        .await;
         if verdict == Verdict::Send {
             pool.replies.push(reply, peer);
         } else {

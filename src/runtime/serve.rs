@@ -246,7 +246,7 @@ pub async fn serve_deferred<H: Handler>(
     packet: &[u8],
     client: SocketAddr,
     proto: Proto,
-    note: Option<u64>,
+    (note, received): (Option<u64>, Option<std::time::Instant>),
     reply: &mut Vec<u8>,
 ) -> Verdict {
     reply.clear();
@@ -257,6 +257,9 @@ pub async fn serve_deferred<H: Handler>(
     let block = &core.blocks[bi];
     let mut req = Request::new(query, client, l.local, proto, zone, &l.name, reply, true);
     req.set_deferred_note(note);
+    if let Some(at) = received {
+        req.set_received(at);
+    }
     // Inline in the task (one allocation for both); tests/alloc.rs keeps the chain's future
     // small enough that spawning the task copies little.
     let chain = block.chain.serve(&mut req);
@@ -446,7 +449,7 @@ mod tests {
             QUERY,
             client,
             Proto::Udp,
-            Some(7),
+            (Some(7), None),
             &mut reply,
         ));
         assert_eq!(v, Verdict::Send);

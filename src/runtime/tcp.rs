@@ -195,7 +195,16 @@ async fn connection<H: Handler + 'static>(
                     let _permit = permit;
                     let (mut reply, mut out) = (Vec::new(), Vec::new());
                     let l = &core.listeners[li];
-                    if serve_deferred(&core, l, &packet, client, Proto::Tcp, note, &mut reply).await
+                    if serve_deferred(
+                        &core,
+                        l,
+                        &packet,
+                        client,
+                        Proto::Tcp,
+                        (note, None),
+                        &mut reply,
+                    )
+                    .await
                         == Verdict::Send
                     {
                         let _ = write_frame(&writer, &reply, &mut out).await;
