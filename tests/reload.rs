@@ -256,9 +256,10 @@ fn the_reload_directive_picks_up_changes_by_itself() {
     let s = Server::start(|p| text("example.org", p));
     let p = s.port;
     // The directive logs the running hash at start.
+    // A bound, not a measurement: under the full suite's load the first line took > 2 s once.
     assert!(s.wait_stdout(
         "[INFO] plugin/reload: Running configuration SHA512 = ",
-        Duration::from_secs(2)
+        Duration::from_secs(10)
     ));
     let first = last_hash(&s);
     rewrite(&s, &text("example.net", p));
