@@ -2,8 +2,9 @@
 //! kept and reused: a query that waits is handed to an idle worker task of its listener
 //! instead of becoming a task of its own. Spawning a glommio task per query cost an
 //! allocation of the whole chain future and a copy of it, plus glommio's lookup of the
-//! executor's sleep notifier under a global lock; a worker pays that once. Query and reply
-//! buffers are recycled too, so a forwarded query in the steady state allocates nothing here.
+//! executor's sleep notifier under a global lock; a worker pays that once. Query buffers
+//! and the reply buffers of answers written in place are recycled too (forward still hands
+//! over a reply buffer of its own per query).
 
 use super::core::CoreServer;
 use super::replies::ReplyQueue;
@@ -39,8 +40,9 @@ struct Job<H> {
 /// The deferred queries of one UDP listener on one core and the workers serving them.
 pub struct DeferredPool<H> {
     jobs: RefCell<VecDeque<Job<H>>>,
-    /// Wakers of the workers waiting for a job, the most recently idle last.
-    idle: RefCell<Vec<Waker>>,
+    /// The workers waiting for a job, the most recently idle last: each one's "listed" flag
+    /// (shared with the worker) and waker.
+    idle: RefCell<Vec<(Rc<Cell<bool>>, Waker)>>,
     workers: Cell<usize>,
     busy: Cell<usize>,
     closed: Cell<bool>,
@@ -85,7 +87,10 @@ impl<H: Handler + 'static> DeferredPool<H> {
         });
         let idle = self.idle.borrow_mut().pop();
         match idle {
-            Some(w) => w.wake(),
+            Some((listed, w)) => {
+                listed.set(false);
+                w.wake();
+            }
             None => {
                 self.workers.set(self.workers.get() + 1);
                 glommio::spawn_local(worker(self.clone())).detach();
@@ -96,7 +101,9 @@ impl<H: Handler + 'static> DeferredPool<H> {
     /// Lets every worker end once the queued queries are served.
     pub fn close(&self) {
         self.closed.set(true);
-        for w in self.idle.borrow_mut().drain(..) {
+        let idle = std::mem::take(&mut *self.idle.borrow_mut());
+        for (listed, w) in idle {
+            listed.set(false);
             w.wake();
         }
     }
@@ -112,8 +119,8 @@ impl<H: Handler + 'static> DeferredPool<H> {
         self.workers.get()
     }
 
-    fn next_job(&self) -> NextJob<'_, H> {
-        NextJob(self)
+    fn next_job<'a>(&'a self, listed: &'a Rc<Cell<bool>>) -> NextJob<'a, H> {
+        NextJob { pool: self, listed }
     }
 
     fn recycle(&self, mut packet: Vec<u8>) {
@@ -127,29 +134,45 @@ impl<H: Handler + 'static> DeferredPool<H> {
 
 /// The next job for a worker; `None` when the worker should end (the pool is closed, or
 /// enough workers are already idle).
-struct NextJob<'a, H>(&'a DeferredPool<H>);
+struct NextJob<'a, H> {
+    pool: &'a DeferredPool<H>,
+    /// Whether this worker is in the idle list: `submit` and `close` clear it when they take
+    /// the worker out to wake it.
+    listed: &'a Rc<Cell<bool>>,
+}
 
 impl<H> Future for NextJob<'_, H> {
     type Output = Option<Job<H>>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let pool = self.0;
-        if let Some(job) = pool.jobs.borrow_mut().pop_front() {
-            return Poll::Ready(Some(job));
-        }
+        let (pool, listed) = (self.pool, self.listed);
+        let job = pool.jobs.borrow_mut().pop_front();
         let mut idle = pool.idle.borrow_mut();
-        if pool.closed.get() || idle.len() >= MAX_IDLE {
-            return Poll::Ready(None);
+        let leave = pool.closed.get() || (!listed.get() && idle.len() >= MAX_IDLE);
+        if job.is_some() || leave {
+            if listed.replace(false) {
+                // Woken by something else while listed (see below): off the list.
+                idle.retain(|(l, _)| !Rc::ptr_eq(l, listed));
+            }
+            return Poll::Ready(job);
         }
-        // Only `submit` and `close` wake a waiting worker, each after taking its waker out
-        // of the list, so a worker polled again is never still in it.
-        idle.push(cx.waker().clone());
+        if listed.get() {
+            // Woken while still listed: a stale waker, e.g. that of an upstream wait the
+            // chain dropped (serve_stale's verify timeout), fired after the task moved on.
+            // The worker keeps its one place in the list.
+            if let Some(entry) = idle.iter_mut().find(|(l, _)| Rc::ptr_eq(l, listed)) {
+                entry.1.clone_from(cx.waker());
+            }
+        } else {
+            listed.set(true);
+            idle.push((listed.clone(), cx.waker().clone()));
+        }
         Poll::Pending
     }
 }
 
-/// Keeps the pool's counts right even if a chain panics in a block with `debug` (where
-/// panics are not recovered and end the worker's task).
+/// Counts the worker busy while it serves a job. (A panic in a block with `debug` is not
+/// recovered anywhere: it ends the core's thread, as it did with a task per query.)
 struct Serving<'a, H>(&'a DeferredPool<H>);
 
 impl<H> Drop for Serving<'_, H> {
@@ -169,7 +192,8 @@ impl<H> Drop for Alive<'_, H> {
 /// One worker: serves jobs until the pool lets it go.
 async fn worker<H: Handler + 'static>(pool: Rc<DeferredPool<H>>) {
     let _alive = Alive(&pool);
-    while let Some(job) = pool.next_job().await {
+    let listed = Rc::new(Cell::new(false));
+    while let Some(job) = pool.next_job(&listed).await {
         pool.busy.set(pool.busy.get() + 1);
         let serving = Serving(&pool);
         let Job {
@@ -274,11 +298,22 @@ mod tests {
             settle(&pool).await;
             assert_eq!(replies.queued(), burst + 10);
 
+            // A stale wake of an idle worker (a waker it left behind in an upstream wait)
+            // neither lists it twice nor loses it: the next query is still served.
+            let stale = pool.idle.borrow().last().map(|(_, w)| w.clone()).unwrap();
+            stale.wake();
+            futures_lite::future::yield_now().await;
+            assert_eq!(pool.idle.borrow().len(), MAX_IDLE, "listed once");
+            pool.submit(&core, 0, QUERY, peer, None);
+            settle(&pool).await;
+            assert_eq!(replies.queued(), burst + 11);
+            assert_eq!(pool.workers(), MAX_IDLE);
+
             // Queued work is finished after close; then every worker ends.
             pool.submit(&core, 0, QUERY, peer, None);
             pool.close();
             settle(&pool).await;
-            assert_eq!(replies.queued(), burst + 11);
+            assert_eq!(replies.queued(), burst + 12);
             assert_eq!(pool.workers(), 0);
         });
     }
