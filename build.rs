@@ -59,8 +59,12 @@ fn builds_instances(dir: &Path) -> bool {
     };
     files.flatten().any(|f| {
         let p = f.path();
+        if p.is_dir() {
+            return builds_instances(&p);
+        }
         p.extension().is_some_and(|x| x == "rs")
-            && std::fs::read_to_string(&p).is_ok_and(|t| t.contains("fn build("))
+            && std::fs::read_to_string(&p)
+                .is_ok_and(|t| t.contains("fn build(") || t.contains("fn build<"))
     })
 }
 

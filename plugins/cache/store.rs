@@ -29,8 +29,9 @@ impl Hasher for KeyHasher {
 type Map = LruCache<u64, Entry, BuildHasherDefault<KeyHasher>>;
 
 /// The cache key: a hash of the DO/CD bits, type, class and lower-cased name, keyed by
-/// `keys` (random per cache instance), so names cannot be picked to collide with others and
-/// push them out. foldhash takes the name eight bytes at a time; the byte-wise FNV-1a it
+/// `keys` (random per cache instance), so that names picked to collide and push others out
+/// are much harder to find than with an unseeded hash (foldhash does not claim full HashDoS
+/// resistance; a collision only ever costs an eviction, never a wrong answer). foldhash takes the name eight bytes at a time; the byte-wise FNV-1a it
 /// replaced was a chain of ~25 dependent multiplies per query (~2 % of a cache hit).
 pub fn key(keys: &KeyState, name_lower: &[u8], qtype: u16, qclass: u16, bits: u8) -> u64 {
     use std::hash::BuildHasher;

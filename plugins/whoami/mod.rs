@@ -39,60 +39,58 @@ impl Plugin for Whoami {
 
 /// The reply: the client's address and port in the additional section.
 fn answer(req: &mut Request<'_>) -> Status {
-    {
-        let class = req.query.qclass();
-        let port = req.client.port();
-        let label: &[u8] = match req.proto {
-            crate::plugin::Proto::Udp => b"_udp",
-            crate::plugin::Proto::Tcp => b"_tcp",
-        };
-        let mut w = MessageWriter::reply(&req.query, req.reply, NOERROR);
-        w.set_aa(true);
-        let addr = match req.client.ip() {
-            IpAddr::V4(ip) => w.push(
+    let class = req.query.qclass();
+    let port = req.client.port();
+    let label: &[u8] = match req.proto {
+        crate::plugin::Proto::Udp => b"_udp",
+        crate::plugin::Proto::Tcp => b"_tcp",
+    };
+    let mut w = MessageWriter::reply(&req.query, req.reply, NOERROR);
+    w.set_aa(true);
+    let addr = match req.client.ip() {
+        IpAddr::V4(ip) => w.push(
+            Section::Additional,
+            Owner::Question,
+            A,
+            class,
+            0,
+            &ip.octets(),
+        ),
+        IpAddr::V6(ip) => match ip.to_ipv4_mapped() {
+            Some(v4) => w.push(
                 Section::Additional,
                 Owner::Question,
                 A,
                 class,
                 0,
+                &v4.octets(),
+            ),
+            None => w.push(
+                Section::Additional,
+                Owner::Question,
+                AAAA,
+                class,
+                0,
                 &ip.octets(),
             ),
-            IpAddr::V6(ip) => match ip.to_ipv4_mapped() {
-                Some(v4) => w.push(
-                    Section::Additional,
-                    Owner::Question,
-                    A,
-                    class,
-                    0,
-                    &v4.octets(),
-                ),
-                None => w.push(
-                    Section::Additional,
-                    Owner::Question,
-                    AAAA,
-                    class,
-                    0,
-                    &ip.octets(),
-                ),
-            },
-        };
-        // SRV: priority 0, weight 0, the client's port, target the root.
-        let p = port.to_be_bytes();
-        let srv = [0, 0, 0, 0, p[0], p[1], 0];
-        let srv = w.push(
-            Section::Additional,
-            Owner::LabelThenQuestion(label),
-            SRV,
-            class,
-            0,
-            &srv,
-        );
-        w.finish();
-        if addr.is_err() || srv.is_err() {
-            req.reply.clear();
-            return Status::rcode(SERVFAIL);
-        }
-        req.finalize_reply();
-        Status::written()
+        },
+    };
+    // SRV: priority 0, weight 0, the client's port, target the root.
+    let p = port.to_be_bytes();
+    let srv = [0, 0, 0, 0, p[0], p[1], 0];
+    let srv = w.push(
+        Section::Additional,
+        Owner::LabelThenQuestion(label),
+        SRV,
+        class,
+        0,
+        &srv,
+    );
+    w.finish();
+    if addr.is_err() || srv.is_err() {
+        req.reply.clear();
+        return Status::rcode(SERVFAIL);
     }
+    req.finalize_reply();
+    Status::written()
 }

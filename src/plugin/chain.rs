@@ -13,7 +13,8 @@ pub trait Handler {
     fn serve(&self, req: &mut Request<'_>) -> impl Future<Output = Status>;
     /// Serves the query from this point on without building the chain's future, when every
     /// plugin on the way can answer at once (a cache hit, whoami); `None`, with the request
-    /// untouched, when one cannot: the caller then uses [`Handler::serve`].
+    /// untouched, when one cannot: the caller then uses [`Handler::serve`]. Never returns a
+    /// deferred status (waiting is what `None` is for).
     fn serve_now(&self, _req: &mut Request<'_>) -> Option<Status> {
         None
     }
@@ -22,9 +23,10 @@ pub trait Handler {
     fn is_end(&self) -> bool;
     /// Propagates the end-of-batch hook to every plugin present.
     fn after_batch(&self);
-    /// True when a plugin present from here on has end-of-batch work.
+    /// True when a plugin present from here on has end-of-batch work. The default is true
+    /// (a handler that does not say is asked); the chain's links compute it.
     fn has_after_batch(&self) -> bool {
-        false
+        true
     }
     /// True when no plugin at all is present from here on.
     fn is_empty(&self) -> bool {
@@ -91,6 +93,7 @@ impl<P: Plugin, R: Handler> Handler for Link<P, R> {
         match &self.plugin {
             Some(p) => {
                 let status = p.serve_now(req, &self.rest)?;
+                debug_assert!(!status.is_deferred(), "{} deferred in serve_now", P::NAME);
                 req.note_writer(P::NAME, &status);
                 Some(status)
             }
@@ -131,6 +134,10 @@ impl Handler for End {
 
     fn serve_now(&self, _req: &mut Request<'_>) -> Option<Status> {
         Some(Status::rcode(SERVFAIL))
+    }
+
+    fn has_after_batch(&self) -> bool {
+        false
     }
 
     fn is_end(&self) -> bool {

@@ -20,19 +20,23 @@ pub fn now() -> Instant {
 
 /// While it lives, [`now`] on this thread returns the time it was started at. Hold it only
 /// across synchronous code: a task polled meanwhile would see a stale time.
-pub struct BatchTime(());
+pub struct BatchTime {
+    /// The batch time this one replaced (a nested guard gives it back when dropped).
+    outer: Option<Instant>,
+}
 
 impl BatchTime {
     /// Reads the clock once for the queries served until the guard is dropped.
     pub fn start() -> Self {
-        BATCH.with(|b| b.set(Some(Instant::now())));
-        BatchTime(())
+        BatchTime {
+            outer: BATCH.with(|b| b.replace(Some(Instant::now()))),
+        }
     }
 }
 
 impl Drop for BatchTime {
     fn drop(&mut self) {
-        BATCH.with(|b| b.set(None));
+        BATCH.with(|b| b.set(self.outer));
     }
 }
 

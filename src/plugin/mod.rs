@@ -56,8 +56,9 @@ pub trait Plugin: Sized + 'static {
     }
 
     /// Answers the query at once, without a future, when it can; `None` sends it through
-    /// [`Plugin::serve`] instead, so it must leave the request and the plugin's state as they
-    /// were (count nothing). For the hot answers (a cache hit) this skips building and
+    /// [`Plugin::serve`] instead, so it must leave the request as it was and count nothing
+    /// (housekeeping that `serve` would do anyway, such as cache's LRU order, is fine). It
+    /// never defers: a query that must wait gets `None`. For the hot answers (a cache hit) this skips building and
     /// polling the chain's future. A plugin that wraps the rest of the chain (log, errors,
     /// metrics) calls [`next_or_failure_now`] and does its part only when that gave `Some`.
     /// The default is `None`: always through `serve`.
@@ -66,7 +67,8 @@ pub trait Plugin: Sized + 'static {
     }
 
     /// Called by the socket loop after each batch of queries, e.g. to flush buffered log
-    /// lines with one write instead of one per query.
+    /// lines with one write instead of one per query. Only for plugins that set
+    /// [`Plugin::AFTER_BATCH`].
     fn after_batch(&self) {}
 
     /// Set by plugins whose [`Plugin::after_batch`] does something, so that a core whose
