@@ -93,6 +93,13 @@ pub async fn run<H: Handler + 'static>(
         if stop.is_set() {
             break;
         }
+        if n == batch.slots.len() {
+            // A full batch: more is likely waiting, and the receive would return at once
+            // again. glommio does not preempt, so without this a listener under a steady
+            // flood would never let the core's other tasks run (forward's workers, the
+            // reply sender, the upstream readers).
+            futures_lite::future::yield_now().await;
+        }
     }
     // Deferred queries still being served push their replies after this: wait for them,
     // then let the sender finish.
@@ -103,4 +110,88 @@ pub async fn run<H: Handler + 'static>(
     }
     queue.close();
     sender.await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plugin::{Request, Status};
+    use crate::runtime::core::tests::{QUERY, one_block};
+    use crate::runtime::swap::Current;
+    use crate::wire::MessageWriter;
+    use crate::wire::rcode::NOERROR;
+
+    /// Answers at once and notes, for each query, whether the other task has run yet.
+    struct Notes {
+        other_ran: Rc<Cell<bool>>,
+        served_before: Rc<Cell<usize>>,
+        served: Rc<Cell<usize>>,
+    }
+
+    impl Handler for Notes {
+        async fn serve(&self, req: &mut Request<'_>) -> Status {
+            self.served.set(self.served.get() + 1);
+            if !self.other_ran.get() {
+                self.served_before.set(self.served_before.get() + 1);
+            }
+            MessageWriter::reply(&req.query, req.reply, NOERROR).finish();
+            Status::rcode(NOERROR)
+        }
+
+        fn is_end(&self) -> bool {
+            false
+        }
+
+        fn after_batch(&self) {}
+    }
+
+    #[test]
+    fn a_listener_with_more_waiting_than_a_batch_lets_other_tasks_run() {
+        const BATCH: usize = 8;
+        const QUERIES: usize = 10 * BATCH;
+        glommio::LocalExecutor::default().run(async {
+            let other_ran = Rc::new(Cell::new(false));
+            let served_before = Rc::new(Cell::new(0));
+            let served = Rc::new(Cell::new(0));
+            let server = one_block(
+                Notes {
+                    other_ran: other_ran.clone(),
+                    served_before: served_before.clone(),
+                    served: served.clone(),
+                },
+                false,
+            );
+            let key = server.meta[0].key;
+            let view = View::new(Rc::new(Current::new(server)), key).unwrap();
+            let sock = Rc::new(UdpSocket::bind("127.0.0.1:0").unwrap());
+            let to = sock.local_addr().unwrap();
+            // Queued before the loop starts: every receive finds a full batch waiting.
+            let client = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+            for _ in 0..QUERIES {
+                client.send_to(QUERY, to).unwrap();
+            }
+            let backend = Backend::Mmsg(super::super::mmsg::Mmsg::new(sock.clone(), BATCH));
+            let stop = Rc::new(Stop::new());
+            let listener = glommio::spawn_local(run(view, backend, sock, BATCH, stop.clone(), 0));
+            // Spawned after the loop: it runs only when the loop gives the core back.
+            let flag = other_ran.clone();
+            glommio::spawn_local(async move { flag.set(true) }).detach();
+            // Wait on the executor (a blocking receive here would stop the loop too).
+            for _ in 0..5000 {
+                if served.get() == QUERIES {
+                    break;
+                }
+                glommio::timer::sleep(std::time::Duration::from_millis(1)).await;
+            }
+            assert_eq!(served.get(), QUERIES);
+            stop.trigger();
+            listener.await;
+            // Without the yield after a full batch all QUERIES were served first.
+            assert!(
+                served_before.get() <= BATCH,
+                "{} queries served before the other task ran",
+                served_before.get()
+            );
+        });
+    }
 }
