@@ -108,6 +108,65 @@ struct Shared {
     born: Instant,
     retired: Cell<bool>,
     mismatched: Cell<u64>,
+    /// The mux's spare slots and reply buffers.
+    spare: Rc<Spare>,
+}
+
+/// Slots and reply buffers kept for the next queries of a mux, so a forwarded query in the
+/// steady state allocates neither.
+#[derive(Default)]
+struct Spare {
+    slots: RefCell<Vec<Rc<Slot>>>,
+    bufs: RefCell<Vec<Vec<u8>>>,
+}
+
+/// Spare slots and buffers kept per mux (more are freed).
+const MAX_SPARE: usize = 256;
+
+impl Spare {
+    /// A slot for `question`, reused when one is spare.
+    fn slot(&self, question: &[u8], deadline: Instant) -> Rc<Slot> {
+        let Some(mut slot) = self.slots.borrow_mut().pop() else {
+            return Rc::new(Slot::new(question, deadline));
+        };
+        match Rc::get_mut(&mut slot) {
+            Some(s) => {
+                let n = question.len().min(MAX_QUESTION);
+                s.question[..n].copy_from_slice(&question[..n]);
+                s.question_len = n;
+                s.deadline.set(Some(deadline));
+                *s.reply.get_mut() = None;
+                s.answered.set(None);
+                *s.waker.get_mut() = None;
+                slot
+            }
+            None => Rc::new(Slot::new(question, deadline)),
+        }
+    }
+
+    /// Keeps a slot nothing else refers to any more.
+    fn put_slot(&self, slot: Rc<Slot>) {
+        let mut slots = self.slots.borrow_mut();
+        if Rc::strong_count(&slot) == 1 && slots.len() < MAX_SPARE {
+            slots.push(slot);
+        }
+    }
+
+    /// A reply buffer holding `bytes`.
+    fn buf(&self, bytes: &[u8]) -> Vec<u8> {
+        let mut b = self.bufs.borrow_mut().pop().unwrap_or_default();
+        b.extend_from_slice(bytes);
+        b
+    }
+
+    /// Keeps a buffer for a later reply (not one that grew large).
+    fn put_buf(&self, mut b: Vec<u8>) {
+        let mut bufs = self.bufs.borrow_mut();
+        if bufs.len() < MAX_SPARE && b.capacity() <= 16 * 1024 {
+            b.clear();
+            bufs.push(b);
+        }
+    }
 }
 
 /// Completes when queries wait to be sent or the socket is retired.
@@ -269,7 +328,7 @@ impl Shared {
         match slot {
             Some(s) => {
                 s.answered.set(Some(at));
-                s.deliver(Ok(reply.to_vec()));
+                s.deliver(Ok(self.spare.buf(reply)));
             }
             None => self.mismatched.set(self.mismatched.get() + 1),
         }
@@ -321,6 +380,7 @@ pub struct UdpMux {
     socks: Rc<RefCell<Vec<Rc<Shared>>>>,
     next: Cell<usize>,
     sweeping: Cell<bool>,
+    spare: Rc<Spare>,
 }
 
 /// What one UDP exchange came to.
@@ -343,6 +403,7 @@ impl UdpMux {
             socks: Rc::new(RefCell::new(Vec::new())),
             next: Cell::new(0),
             sweeping: Cell::new(false),
+            spare: Rc::new(Spare::default()),
         }
     }
 
@@ -385,6 +446,7 @@ impl UdpMux {
                 born: Instant::now(),
                 retired: Cell::new(false),
                 mismatched: Cell::new(0),
+                spare: self.spare.clone(),
             });
             glommio::spawn_local(s.clone().read_loop(self.rx.clone())).detach();
             glommio::spawn_local(s.clone().send_loop()).detach();
@@ -429,16 +491,23 @@ impl UdpMux {
         let Some(id) = s.free_id(rng) else {
             return Outcome::Failed(io::Error::other("no free query ID on the upstream socket"));
         };
-        let slot = Rc::new(Slot::new(question, deadline));
+        let slot = s.spare.slot(question, deadline);
         s.pending.borrow_mut().insert(id, slot.clone());
         // Sent by the socket's sender task; a send error reaches the slot like a reply.
         s.queue(id, query);
         // No timer per query: the mux's sweeper fails this slot once its deadline passed.
-        match SlotWait(&slot).await {
+        let outcome = match SlotWait(&slot).await {
             Ok(reply) => Outcome::Reply(reply, slot.answered.get().unwrap_or_else(Instant::now)),
             Err(io::ErrorKind::TimedOut) => Outcome::Timeout,
             Err(kind) => Outcome::Failed(io::Error::from(kind)),
-        }
+        };
+        s.spare.put_slot(slot);
+        outcome
+    }
+
+    /// Keeps a reply buffer the caller is done with for a later reply.
+    pub fn recycle(&self, buf: Vec<u8>) {
+        self.spare.put_buf(buf);
     }
 
     /// Retires sockets older than `rotate` (they close once their last reply is in) and
@@ -462,5 +531,46 @@ impl Drop for UdpMux {
             s.retire();
             let _ = s.raw().shutdown(std::net::Shutdown::Read);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::core::tests::QUERY;
+    use std::time::Duration;
+
+    #[test]
+    fn slots_and_reply_buffers_are_reused() {
+        const ROUNDS: usize = 3;
+        let up = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let addr = up.local_addr().unwrap();
+        // The upstream: each query back as its reply (QR set, same ID and question).
+        let upstream = std::thread::spawn(move || {
+            let mut b = [0u8; 512];
+            for _ in 0..ROUNDS {
+                let (n, from) = up.recv_from(&mut b).unwrap();
+                b[2] |= 0x80;
+                up.send_to(&b[..n], from).unwrap();
+            }
+        });
+        glommio::LocalExecutor::default().run(async move {
+            let mux = UdpMux::new(addr, None, Rc::new(RefCell::new(Receiver::default())));
+            let question = &QUERY[12..];
+            let mut rng = fastrand::Rng::with_seed(7);
+            for _ in 0..ROUNDS {
+                let deadline = Instant::now() + Duration::from_secs(5);
+                let (_, outcome) = mux.exchange(QUERY, question, &mut rng, deadline).await;
+                let Outcome::Reply(reply, _) = outcome else {
+                    panic!("no reply");
+                };
+                assert_eq!(&reply[12..], question);
+                mux.recycle(reply);
+                // Taken from the spares and given back: the pools do not grow.
+                assert_eq!(mux.spare.slots.borrow().len(), 1, "the slot came back");
+                assert_eq!(mux.spare.bufs.borrow().len(), 1, "the buffer came back");
+            }
+        });
+        upstream.join().unwrap();
     }
 }

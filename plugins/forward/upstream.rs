@@ -198,14 +198,18 @@ impl UpstreamCore {
             self.counters.conn_cache_hits[0].inc();
         }
         match outcome {
-            udpmux::Outcome::Reply(r, at) => {
+            udpmux::Outcome::Reply(mut r, at) => {
                 ask.answered = Some(at);
                 // The mux handed over the reply with the ID it sent.
                 let id = u16::from_be_bytes([r[0], r[1]]);
                 if let Some(rc) = rejected(&r, id) {
+                    self.udp.recycle(r);
                     return Err(ExchangeError::Rejected(rc));
                 }
-                *reply = r;
+                // The reply takes the request's place; the request's buffer goes to the mux
+                // for a later reply (no allocation per query either way).
+                std::mem::swap(reply, &mut r);
+                self.udp.recycle(r);
                 Ok(())
             }
             udpmux::Outcome::Failed(e) => Err(ExchangeError::from_io(e)),
