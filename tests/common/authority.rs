@@ -105,12 +105,26 @@ pub fn answer(zone: &Zone, q: &[u8]) -> Option<(String, Vec<u8>)> {
     Some((name, r))
 }
 
+/// A UDP socket and a TCP listener on one port of 127.0.0.1: `port`, or a free one. The
+/// kernel picks the UDP port, which may be taken for TCP (another test's connection): then
+/// try another, as `free_port` does.
+fn bind_pair(port: Option<u16>) -> (UdpSocket, TcpListener, u16) {
+    for _ in 0..200 {
+        let udp = UdpSocket::bind(("127.0.0.1", port.unwrap_or(0))).unwrap();
+        let p = udp.local_addr().unwrap().port();
+        match TcpListener::bind(("127.0.0.1", p)) {
+            Ok(tcp) => return (udp, tcp, p),
+            Err(e) if port.is_some() => panic!("TCP port {p}: {e}"),
+            Err(_) => continue,
+        }
+    }
+    panic!("no port free for both UDP and TCP");
+}
+
 impl Authority {
     /// Starts serving `zone` on a free port (or `port` when given).
     pub fn start(zone: Zone, port: Option<u16>) -> Authority {
-        let udp = UdpSocket::bind(("127.0.0.1", port.unwrap_or(0))).unwrap();
-        let port = udp.local_addr().unwrap().port();
-        let tcp = TcpListener::bind(("127.0.0.1", port)).unwrap();
+        let (udp, tcp, port) = bind_pair(port);
         udp.set_read_timeout(Some(Duration::from_millis(50)))
             .unwrap();
         tcp.set_nonblocking(true).unwrap();
