@@ -46,16 +46,10 @@ impl Plugin for Ready {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::corefile::parse;
     use std::net::SocketAddr;
 
     fn setup(text: &str) -> Result<Option<(SocketAddr, Monitor)>, String> {
-        let cf = parse("Corefile", text, &|n| n == "ready").map_err(|e| e.to_string())?;
-        let dir = &cf.blocks[0].directives[0];
-        let mut block = BlockSetup::default();
-        let mut d = Dispenser::new(&dir.tokens);
-        Ready::setup(&mut d, &mut block).map_err(|e| e.to_string())?;
-        Ok(block.ready)
+        Ok(crate::plugin::setup_for_test::<Ready>(text)?.ready)
     }
 
     #[test]

@@ -63,15 +63,9 @@ impl Plugin for Reload {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::corefile::parse;
 
     fn setup(text: &str) -> Result<Option<ReloadSettings>, String> {
-        let cf = parse("Corefile", text, &|n| n == "reload").map_err(|e| e.to_string())?;
-        let dir = &cf.blocks[0].directives[0];
-        let mut block = BlockSetup::default();
-        let mut d = Dispenser::new(&dir.tokens);
-        Reload::setup(&mut d, &mut block).map_err(|e| e.to_string())?;
-        Ok(block.reload)
+        Ok(crate::plugin::setup_for_test::<Reload>(text)?.reload)
     }
 
     fn settings(interval: u64, jitter_ms: u64) -> Option<ReloadSettings> {

@@ -76,15 +76,9 @@ impl Plugin for Timeouts {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::corefile::parse;
 
     fn setup(text: &str) -> Result<Option<TcpTimeouts>, String> {
-        let cf = parse("Corefile", text, &|n| n == "timeouts").map_err(|e| e.to_string())?;
-        let dir = &cf.blocks[0].directives[0];
-        let mut block = BlockSetup::default();
-        let mut d = Dispenser::new(&dir.tokens);
-        Timeouts::setup(&mut d, &mut block).map_err(|e| e.to_string())?;
-        Ok(block.tcp_timeouts)
+        Ok(crate::plugin::setup_for_test::<Timeouts>(text)?.tcp_timeouts)
     }
 
     #[test]

@@ -124,3 +124,16 @@ fn no_next(name: &'static str) -> Status {
         PluginError::new(name, "no next plugin found"),
     )
 }
+
+/// Runs plugin `P`'s setup on the first directive of a one-block Corefile `text`, for the
+/// plugins' own tests of what setup leaves in the block (or its `FILE:LINE - message`).
+#[cfg(test)]
+pub(crate) fn setup_for_test<P: Plugin>(text: &str) -> Result<BlockSetup, String> {
+    let cf =
+        crate::corefile::parse("Corefile", text, &|n| n == P::NAME).map_err(|e| e.to_string())?;
+    let dir = &cf.blocks[0].directives[0];
+    let mut block = BlockSetup::default();
+    let mut d = crate::corefile::Dispenser::new(&dir.tokens);
+    P::setup(&mut d, &mut block).map_err(|e| e.to_string())?;
+    Ok(block)
+}
