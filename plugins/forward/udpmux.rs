@@ -7,6 +7,7 @@
 
 use super::idmap::IdMap;
 use super::udpio::{self, OutQueue, Receiver, Sender};
+use crate::runtime::spare::SpareBufs;
 use glommio::net::UdpSocket;
 use nix::errno::Errno;
 use std::cell::{Cell, RefCell};
@@ -117,7 +118,7 @@ struct Shared {
 #[derive(Default)]
 struct Spare {
     slots: RefCell<Vec<Rc<Slot>>>,
-    bufs: RefCell<Vec<Vec<u8>>>,
+    bufs: SpareBufs,
 }
 
 /// Spare slots and buffers kept per mux (more are freed).
@@ -130,14 +131,9 @@ impl Spare {
             return Rc::new(Slot::new(question, deadline));
         };
         match Rc::get_mut(&mut slot) {
+            // Rewritten in place: the allocation is what is reused.
             Some(s) => {
-                let n = question.len().min(MAX_QUESTION);
-                s.question[..n].copy_from_slice(&question[..n]);
-                s.question_len = n;
-                s.deadline.set(Some(deadline));
-                *s.reply.get_mut() = None;
-                s.answered.set(None);
-                *s.waker.get_mut() = None;
+                *s = Slot::new(question, deadline);
                 slot
             }
             None => Rc::new(Slot::new(question, deadline)),
@@ -149,22 +145,6 @@ impl Spare {
         let mut slots = self.slots.borrow_mut();
         if Rc::strong_count(&slot) == 1 && slots.len() < MAX_SPARE {
             slots.push(slot);
-        }
-    }
-
-    /// A reply buffer holding `bytes`.
-    fn buf(&self, bytes: &[u8]) -> Vec<u8> {
-        let mut b = self.bufs.borrow_mut().pop().unwrap_or_default();
-        b.extend_from_slice(bytes);
-        b
-    }
-
-    /// Keeps a buffer for a later reply (not one that grew large).
-    fn put_buf(&self, mut b: Vec<u8>) {
-        let mut bufs = self.bufs.borrow_mut();
-        if bufs.len() < MAX_SPARE && b.capacity() <= 16 * 1024 {
-            b.clear();
-            bufs.push(b);
         }
     }
 }
@@ -328,7 +308,7 @@ impl Shared {
         match slot {
             Some(s) => {
                 s.answered.set(Some(at));
-                s.deliver(Ok(self.spare.buf(reply)));
+                s.deliver(Ok(self.spare.bufs.copy_of(reply)));
             }
             None => self.mismatched.set(self.mismatched.get() + 1),
         }
@@ -507,7 +487,7 @@ impl UdpMux {
 
     /// Keeps a reply buffer the caller is done with for a later reply.
     pub fn recycle(&self, buf: Vec<u8>) {
-        self.spare.put_buf(buf);
+        self.spare.bufs.put(buf);
     }
 
     /// Retires sockets older than `rotate` (they close once their last reply is in) and
@@ -568,7 +548,7 @@ mod tests {
                 mux.recycle(reply);
                 // Taken from the spares and given back: the pools do not grow.
                 assert_eq!(mux.spare.slots.borrow().len(), 1, "the slot came back");
-                assert_eq!(mux.spare.bufs.borrow().len(), 1, "the buffer came back");
+                assert_eq!(mux.spare.bufs.len(), 1, "the buffer came back");
             }
         });
         upstream.join().unwrap();

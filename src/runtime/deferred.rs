@@ -9,6 +9,7 @@
 use super::core::CoreServer;
 use super::replies::ReplyQueue;
 use super::serve::{Verdict, flush_soon, serve_deferred, spawn_refreshes};
+use super::spare::SpareBufs;
 use crate::plugin::{Handler, Proto};
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
@@ -21,9 +22,6 @@ use std::task::{Context, Poll, Waker};
 /// Idle workers kept per listener and core; a worker that finishes while this many wait
 /// ends (a burst of concurrency is served, and its memory given back, ~4 KB per worker).
 pub const MAX_IDLE: usize = 256;
-
-/// Query buffers kept for reuse (bounded like the idle workers).
-const MAX_SPARE: usize = MAX_IDLE;
 
 /// A deferred query waiting for a worker. It carries the core server it arrived on, so a
 /// query that was in flight across a reload finishes on the chain that took it.
@@ -46,7 +44,7 @@ pub struct DeferredPool<H> {
     workers: Cell<usize>,
     busy: Cell<usize>,
     closed: Cell<bool>,
-    spare: RefCell<Vec<Vec<u8>>>,
+    spare: SpareBufs,
     replies: Rc<ReplyQueue>,
 }
 
@@ -59,7 +57,7 @@ impl<H: Handler + 'static> DeferredPool<H> {
             workers: Cell::new(0),
             busy: Cell::new(0),
             closed: Cell::new(false),
-            spare: RefCell::new(Vec::new()),
+            spare: SpareBufs::default(),
             replies,
         })
     }
@@ -75,8 +73,7 @@ impl<H: Handler + 'static> DeferredPool<H> {
         note: Option<u64>,
     ) {
         core.inflight.set(core.inflight.get() + 1);
-        let mut packet = self.spare.borrow_mut().pop().unwrap_or_default();
-        packet.extend_from_slice(query);
+        let packet = self.spare.copy_of(query);
         self.jobs.borrow_mut().push_back(Job {
             core: core.clone(),
             listener,
@@ -121,14 +118,6 @@ impl<H: Handler + 'static> DeferredPool<H> {
 
     fn next_job<'a>(&'a self, listed: &'a Rc<Cell<bool>>) -> NextJob<'a, H> {
         NextJob { pool: self, listed }
-    }
-
-    fn recycle(&self, mut packet: Vec<u8>) {
-        let mut spare = self.spare.borrow_mut();
-        if spare.len() < MAX_SPARE {
-            packet.clear();
-            spare.push(packet);
-        }
     }
 }
 
@@ -221,7 +210,7 @@ async fn worker<H: Handler + 'static>(pool: Rc<DeferredPool<H>>) {
         } else {
             pool.replies.recycle(reply);
         }
-        pool.recycle(packet);
+        pool.spare.put(packet);
         core.inflight.set(core.inflight.get() - 1);
         flush_soon(&core);
         spawn_refreshes(&core);

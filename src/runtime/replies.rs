@@ -3,6 +3,7 @@
 //! task, so a burst of upstream answers costs one syscall, not one per reply.
 
 use super::mmsg;
+use super::spare::SpareBufs;
 use glommio::net::UdpSocket;
 use std::cell::{Cell, RefCell};
 use std::future::Future;
@@ -15,34 +16,24 @@ use std::task::{Context, Poll, Waker};
 /// Most replies handed to one sendmmsg call.
 const BATCH: usize = 64;
 
-/// Sent reply buffers kept for the next replies.
-const MAX_SPARE: usize = 256;
-
-/// A reply buffer that grew beyond this (a large TCP-sized answer) is not kept.
-const MAX_SPARE_CAPACITY: usize = 16 * 1024;
-
 /// The queue of one listener on one core.
 #[derive(Default)]
 pub struct ReplyQueue {
     items: RefCell<Vec<(Vec<u8>, SocketAddr)>>,
     waker: RefCell<Option<Waker>>,
     closed: Cell<bool>,
-    spare: RefCell<Vec<Vec<u8>>>,
+    spare: SpareBufs,
 }
 
 impl ReplyQueue {
     /// An empty buffer for a reply, one that was sent before when there is one.
     pub fn buffer(&self) -> Vec<u8> {
-        self.spare.borrow_mut().pop().unwrap_or_default()
+        self.spare.take()
     }
 
     /// Keeps a reply buffer that is no longer needed for [`ReplyQueue::buffer`].
-    pub fn recycle(&self, mut buf: Vec<u8>) {
-        let mut spare = self.spare.borrow_mut();
-        if spare.len() < MAX_SPARE && buf.capacity() <= MAX_SPARE_CAPACITY {
-            buf.clear();
-            spare.push(buf);
-        }
+    pub fn recycle(&self, buf: Vec<u8>) {
+        self.spare.put(buf);
     }
 
     /// Queues a reply and wakes the sender.
