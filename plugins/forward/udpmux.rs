@@ -41,11 +41,14 @@ struct Slot {
     question_len: usize,
     /// When the sweeper gives up on it (one per-core sweep instead of a timer per query).
     deadline: Cell<Option<Instant>>,
-    reply: RefCell<Option<Result<Vec<u8>, io::ErrorKind>>>,
-    /// When the reply came in (one clock read per received batch, not per query).
-    answered: Cell<Option<Instant>>,
+    /// The reply and when it came in (one clock read per received batch, not per query),
+    /// or why none will.
+    reply: RefCell<Option<Delivery>>,
     waker: RefCell<Option<Waker>>,
 }
+
+/// What a waiting query gets: the reply and when it came in, or why none will.
+type Delivery = Result<(Vec<u8>, Instant), io::ErrorKind>;
 
 /// The longest question entry: a 255-byte name, type and class.
 const MAX_QUESTION: usize = 255 + 4;
@@ -60,7 +63,6 @@ impl Slot {
             question_len: n,
             deadline: Cell::new(Some(deadline)),
             reply: RefCell::new(None),
-            answered: Cell::new(None),
             waker: RefCell::new(None),
         }
     }
@@ -69,7 +71,7 @@ impl Slot {
         &self.question[..self.question_len]
     }
 
-    fn deliver(&self, r: Result<Vec<u8>, io::ErrorKind>) {
+    fn deliver(&self, r: Delivery) {
         *self.reply.borrow_mut() = Some(r);
         if let Some(w) = self.waker.borrow_mut().take() {
             w.wake();
@@ -80,7 +82,7 @@ impl Slot {
 struct SlotWait<'a>(&'a Slot);
 
 impl Future for SlotWait<'_> {
-    type Output = Result<Vec<u8>, io::ErrorKind>;
+    type Output = Delivery;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         if let Some(r) = self.0.reply.borrow_mut().take() {
@@ -306,10 +308,7 @@ impl Shared {
         };
         drop(pending);
         match slot {
-            Some(s) => {
-                s.answered.set(Some(at));
-                s.deliver(Ok(self.spare.bufs.copy_of(reply)));
-            }
+            Some(s) => s.deliver(Ok((self.spare.bufs.copy_of(reply), at))),
             None => self.mismatched.set(self.mismatched.get() + 1),
         }
     }
@@ -477,7 +476,7 @@ impl UdpMux {
         s.queue(id, query);
         // No timer per query: the mux's sweeper fails this slot once its deadline passed.
         let outcome = match SlotWait(&slot).await {
-            Ok(reply) => Outcome::Reply(reply, slot.answered.get().unwrap_or_else(Instant::now)),
+            Ok((reply, at)) => Outcome::Reply(reply, at),
             Err(io::ErrorKind::TimedOut) => Outcome::Timeout,
             Err(kind) => Outcome::Failed(io::Error::from(kind)),
         };
