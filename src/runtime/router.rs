@@ -54,6 +54,10 @@ impl Router {
     /// The block and zone for a query name in wire form (any case) and type; `None` means
     /// REFUSED.
     pub fn route<'r>(&'r self, qname: &[u8], qtype: u16) -> Option<(usize, &'r str)> {
+        if self.zones.is_empty() {
+            // Only `.` (the usual front end): no name to lower-case and compare.
+            return self.root.map(|b| (b, "."));
+        }
         let mut lower = [0u8; 256];
         let len = qname.len().min(lower.len());
         for (d, s) in lower[..len].iter_mut().zip(qname) {
@@ -126,6 +130,14 @@ mod tests {
         assert_eq!(q(&r, "a.Example.org.", A), Some((1, "example.org.".into())));
         assert_eq!(q(&r, "example.net.", A), Some((0, ".".into())));
         assert_eq!(q(&r, ".", A), Some((0, ".".into())));
+    }
+
+    #[test]
+    fn only_the_root_takes_every_name() {
+        let r = router(&[(".", 3)]);
+        for (name, t) in [("a.B.example.", A), (".", A), ("example.org.", DS)] {
+            assert_eq!(q(&r, name, t), Some((3, ".".into())), "{name}");
+        }
     }
 
     #[test]
