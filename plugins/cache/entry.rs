@@ -4,7 +4,7 @@
 use super::config::CacheConfig;
 use crate::wire::rcode::{NOERROR, NOTIMP, NXDOMAIN, SERVFAIL};
 use crate::wire::rtype::{AXFR, IXFR, NS, OPT, SOA};
-use crate::wire::{Query, Section, records};
+use crate::wire::{Name, Query, Section, records};
 use std::time::{Duration, Instant};
 
 /// Which of the two caches an entry lives in, and how its lifetime was decided.
@@ -29,19 +29,22 @@ pub enum Skip {
 
 /// A stored reply.
 pub struct Entry {
-    /// Lower-case query name (wire), type, class and the DO/CD bits: checked on every hit so
-    /// that a hash collision can never serve another name's answer.
-    pub name: Box<[u8]>,
+    /// One allocation, so that a hit follows one pointer from the map's node (each is a
+    /// likely cache miss, and they were the larger part of a hit's time): the lower-case
+    /// query name (wire), then the reply without its OPT (TTL fields holding each record's
+    /// clamped TTL at store time), then the offsets of the TTL fields in the reply
+    /// (native-endian u16 each).
+    data: Box<[u8]>,
+    /// Length of the name at the start of `data`.
+    name_len: u8,
+    /// Length of the reply after the name.
+    reply_len: u16,
     /// Query type.
     pub qtype: u16,
     /// Query class.
     pub qclass: u16,
     /// DO (bit 0) and CD (bit 1) of the query.
     pub bits: u8,
-    /// The reply without its OPT; TTL fields hold each record's clamped TTL at store time.
-    pub bytes: Box<[u8]>,
-    /// Where the TTL fields are in `bytes`.
-    pub ttl_offsets: Box<[u16]>,
     /// When it was stored.
     pub stored: Instant,
     /// How long it is fresh.
@@ -61,23 +64,82 @@ pub struct Entry {
 impl Entry {
     /// Bytes this entry holds, for the byte budget.
     pub fn size(&self) -> usize {
-        self.bytes.len()
-            + self.ttl_offsets.len() * 2
-            + self.name.len()
-            + std::mem::size_of::<Entry>()
+        self.data.len() + std::mem::size_of::<Entry>()
+    }
+
+    /// Packs the name, the reply and its TTL offsets into one entry's storage; `None` when
+    /// they do not fit its length fields (a name over 255 bytes, a reply over 64 KiB or an
+    /// offset past it, which no DNS message has).
+    fn pack(
+        name_lower: &[u8],
+        reply: &[u8],
+        ttl_offsets: &[usize],
+    ) -> Option<(Box<[u8]>, u8, u16)> {
+        let name_len = u8::try_from(name_lower.len()).ok()?;
+        let reply_len = u16::try_from(reply.len()).ok()?;
+        let mut data = Vec::with_capacity(name_lower.len() + reply.len() + 2 * ttl_offsets.len());
+        data.extend_from_slice(name_lower);
+        data.extend_from_slice(reply);
+        for &off in ttl_offsets {
+            data.extend_from_slice(&u16::try_from(off).ok()?.to_ne_bytes());
+        }
+        Some((data.into_boxed_slice(), name_len, reply_len))
+    }
+
+    /// The lower-case query name (wire).
+    fn name(&self) -> &[u8] {
+        &self.data[..usize::from(self.name_len)]
+    }
+
+    /// The stored reply: no OPT, TTL fields as stored.
+    pub fn reply(&self) -> &[u8] {
+        let start = usize::from(self.name_len);
+        &self.data[start..start + usize::from(self.reply_len)]
+    }
+
+    /// Where the TTL fields are in the reply.
+    pub fn ttl_offsets(&self) -> impl Iterator<Item = usize> + '_ {
+        let start = usize::from(self.name_len) + usize::from(self.reply_len);
+        self.data[start..]
+            .chunks_exact(2)
+            .map(|c| usize::from(u16::from_ne_bytes([c[0], c[1]])))
     }
 
     /// Whether the entry is for this query (after the hash matched).
-    pub fn is_for(&self, name_lower: &[u8], qtype: u16, qclass: u16, bits: u8) -> bool {
+    pub fn is_for(&self, name: &Name<'_>, qtype: u16, qclass: u16, bits: u8) -> bool {
         self.qtype == qtype
             && self.qclass == qclass
             && self.bits == bits
-            && *self.name == *name_lower
+            && name.eq_lowercase(self.name())
     }
 
     /// Seconds since it was stored (whole seconds, as TTLs count).
     pub fn age(&self, now: Instant) -> Duration {
         now.saturating_duration_since(self.stored)
+    }
+}
+
+#[cfg(test)]
+impl Entry {
+    /// An A/IN success entry for `name`, holding `reply` with TTL fields at `ttl_offsets`,
+    /// stored at `now` and fresh for a minute.
+    pub fn for_test(name: &[u8], reply: &[u8], ttl_offsets: &[usize], now: Instant) -> Entry {
+        let (data, name_len, reply_len) = Entry::pack(name, reply, ttl_offsets).unwrap();
+        Entry {
+            data,
+            name_len,
+            reply_len,
+            qtype: 1,
+            qclass: 1,
+            bits: 0,
+            stored: now,
+            duration: Duration::from_secs(60),
+            kind: Kind::Success,
+            hits: 0,
+            last_hit: now,
+            refreshing: false,
+            retry_after: None,
+        }
     }
 }
 
@@ -225,18 +287,21 @@ pub fn build(
         set_u32(reply, off, t);
     }
     let end = opt.as_ref().map_or(reply.len(), |o| o.start);
-    let mut bytes = reply[..end].to_vec();
+    let (mut data, name_len, reply_len) =
+        Entry::pack(name_lower, &reply[..end], &ttl_offsets).ok_or(Skip::Rule)?;
     if opt.is_some() {
-        let ar = u16::from_be_bytes([bytes[10], bytes[11]]).saturating_sub(1);
-        bytes[10..12].copy_from_slice(&ar.to_be_bytes());
+        // The OPT is not stored: one additional record fewer.
+        let ar = &mut data[name_lower.len() + 10..name_lower.len() + 12];
+        let n = u16::from_be_bytes([ar[0], ar[1]]).saturating_sub(1);
+        ar.copy_from_slice(&n.to_be_bytes());
     }
     Ok(Entry {
-        name: name_lower.into(),
+        data,
+        name_len,
+        reply_len,
         qtype,
         qclass: q.qclass(),
         bits: key_bits(q),
-        bytes: bytes.into_boxed_slice(),
-        ttl_offsets: ttl_offsets.iter().map(|&o| o as u16).collect(),
         stored: now,
         duration: Duration::from_secs(u64::from(duration_secs)),
         kind,
@@ -252,7 +317,7 @@ pub fn build(
 /// that asked with DO or AD, and each TTL from `ttl` (stored TTL → served TTL).
 pub fn write_hit(e: &Entry, q: &Query<'_>, out: &mut Vec<u8>, ttl: impl Fn(u32) -> u32) {
     out.clear();
-    out.extend_from_slice(&e.bytes);
+    out.extend_from_slice(e.reply());
     out[0..2].copy_from_slice(&q.id().to_be_bytes());
     let qflags = q.flags();
     let stored = u16::from_be_bytes([out[2], out[3]]);
@@ -270,9 +335,34 @@ pub fn write_hit(e: &Entry, q: &Query<'_>, out: &mut Vec<u8>, ttl: impl Fn(u32) 
     out[2..4].copy_from_slice(&f.to_be_bytes());
     let question = q.question_bytes();
     out[12..12 + question.len()].copy_from_slice(question);
-    for &off in e.ttl_offsets.iter() {
-        let off = usize::from(off);
+    for off in e.ttl_offsets() {
         let t = ttl(get_u32(out, off));
         set_u32(out, off, t);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_allocation_gives_back_the_name_reply_and_offsets() {
+        let reply: Vec<u8> = (0..300u16).map(|i| i as u8).collect();
+        let e = Entry::for_test(b"\x01a\x00", &reply, &[12, 290], Instant::now());
+        assert_eq!(e.name(), b"\x01a\x00");
+        assert_eq!(e.reply(), &reply[..]);
+        assert_eq!(e.ttl_offsets().collect::<Vec<_>>(), [12, 290]);
+        let name = |w: &'static [u8]| Name::from_wire(w).unwrap();
+        assert!(e.is_for(&name(b"\x01A\x00"), 1, 1, 0));
+        assert!(!e.is_for(&name(b"\x01b\x00"), 1, 1, 0));
+        assert!(!e.is_for(&name(b"\x01a\x00"), 28, 1, 0));
+        assert!(
+            Entry::pack(&[0; 256], &reply, &[]).is_none(),
+            "name over 255 bytes"
+        );
+        assert!(
+            Entry::pack(b"\x00", &vec![0; 70_000], &[]).is_none(),
+            "reply over 64 KiB"
+        );
     }
 }

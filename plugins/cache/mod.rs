@@ -17,7 +17,7 @@ use crate::plugin::{
     next_or_failure_now,
 };
 use crate::wire::rcode::{NOERROR, NXDOMAIN, SERVFAIL};
-use crate::wire::{MAX_NAME_LEN, name_to_wire};
+use crate::wire::{MAX_NAME_LEN, Name, name_to_wire};
 use entry::{Entry, Kind, Skip};
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -29,6 +29,8 @@ pub struct Shared {
     /// The block's (server, zone) pairs, known at build time: one set of counters per server.
     routes: Arc<std::sync::OnceLock<Vec<(String, String)>>>,
     zones: Vec<Vec<u8>>,
+    /// One of the zones is the root: every query is covered.
+    covers_all: bool,
     disable_success: Vec<Vec<u8>>,
     disable_denial: Vec<Vec<u8>>,
 }
@@ -72,9 +74,11 @@ impl Plugin for Cache {
     fn setup(d: &mut Dispenser<'_>, block: &mut BlockSetup) -> Result<Shared, Error> {
         let cfg = setup::parse(d, block)?;
         let err = |m: String| d.plugin_err("cache", m);
+        let zones = wires(&cfg.zones).map_err(err)?;
         Ok(Shared {
             routes: block.routes.clone(),
-            zones: wires(&cfg.zones).map_err(err)?,
+            covers_all: zones.iter().any(|z| z.as_slice() == [0]),
+            zones,
             disable_success: wires(&cfg.disable_success).map_err(err)?,
             disable_denial: wires(&cfg.disable_denial).map_err(err)?,
             cfg,
@@ -230,22 +234,24 @@ impl Cache {
 
     /// Whether the query is in one of the cache's zones.
     fn covers(&self, req: &Request<'_>) -> bool {
+        if self.shared.covers_all {
+            return true;
+        }
         let name = req.query.qname();
         self.shared.zones.iter().any(|z| name.is_subdomain_of(z))
     }
 
-    /// The query's key, and (given the time) what the store holds for it. The lower-cased
-    /// name lives only here, so the future of `serve` (which every query builds on the
-    /// stack, inside the chain's) does not keep it across its awaits; `store` lower-cases
-    /// again.
+    /// The query's key, and (given the time) what the store holds for it. The name is
+    /// lower-cased as it is hashed and compared, never copied: the future of `serve` (which
+    /// every query builds on the stack, inside the chain's) keeps no name buffer across its
+    /// awaits.
     fn lookup(&self, req: &Request<'_>, now: Option<Instant>) -> (u64, Look) {
-        let mut lower = [0u8; MAX_NAME_LEN];
-        let lower = req.query.qname().lowercase_wire(&mut lower);
+        let name = req.query.qname();
         let bits = entry::key_bits(&req.query);
         let (qtype, qclass) = (req.query.qtype(), req.query.qclass());
-        let key = store::key(&self.keys, lower, qtype, qclass, bits);
+        let key = store::key(&self.keys, &name, qtype, qclass, bits);
         let look = match now {
-            Some(now) => self.look(key, lower, qtype, qclass, bits, now),
+            Some(now) => self.look(key, &name, qtype, qclass, bits, now),
             None => Look::Miss,
         };
         (key, look)
@@ -257,7 +263,7 @@ impl Cache {
     fn look(
         &self,
         key: u64,
-        lower: &[u8],
+        name: &Name<'_>,
         qtype: u16,
         qclass: u16,
         bits: u8,
@@ -269,10 +275,14 @@ impl Cache {
             .serve_stale
             .as_ref()
             .map_or(Duration::ZERO, |s| s.max_stale);
+        // Peeks only: the entry answered from is marked used once, by `hit`.
         let state = |w: Which| -> Option<(bool, Kind)> {
             let mut c = self.cache(w).borrow_mut();
-            let e = c.get_mut(key)?;
-            if !e.is_for(lower, qtype, qclass, bits) {
+            if c.len() == 0 {
+                return None;
+            }
+            let e = c.peek(key)?;
+            if !e.is_for(name, qtype, qclass, bits) {
                 return None;
             }
             let age = e.age(now);

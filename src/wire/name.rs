@@ -265,6 +265,51 @@ impl<'a> Name<'a> {
         &buf[..n]
     }
 
+    /// Feeds the lower-cased wire form to `f` eight bytes at a time, read straight from the
+    /// packet: for hashing a name without first copying it lower-cased into a buffer (a
+    /// word load right after byte stores to the same place stalls). Words are whole
+    /// chunks from the start, then the last eight bytes (overlapping the previous chunk)
+    /// or, for names under eight bytes, all of them; the same name always gives the same
+    /// words, and different lengths are for the caller to tell apart.
+    #[inline]
+    pub fn for_each_lowercase_word(&self, mut f: impl FnMut(u64)) {
+        let w = self.wire;
+        let mut chunks = w.chunks_exact(8);
+        for c in &mut chunks {
+            f(lowercase_word(word(c)));
+        }
+        let rest = chunks.remainder().len();
+        if rest == 0 {
+            return;
+        }
+        if w.len() >= 8 {
+            f(lowercase_word(word(&w[w.len() - 8..])));
+        } else {
+            f(lowercase_word(
+                w.iter().fold(0u64, |v, &b| (v << 8) | u64::from(b)),
+            ));
+        }
+    }
+
+    /// Whether `lower` (a lower-case wire name) is this name, ignoring ASCII case.
+    #[inline]
+    pub fn eq_lowercase(&self, lower: &[u8]) -> bool {
+        let w = self.wire;
+        if w.len() != lower.len() {
+            return false;
+        }
+        let (mut a, mut b) = (w.chunks_exact(8), lower.chunks_exact(8));
+        for (x, y) in (&mut a).zip(&mut b) {
+            if lowercase_word(word(x)) != word(y) {
+                return false;
+            }
+        }
+        a.remainder()
+            .iter()
+            .zip(b.remainder())
+            .all(|(x, y)| x.to_ascii_lowercase() == *y)
+    }
+
     /// Writes the lower-cased presentation form (what CoreDNS calls
     /// `state.Name()`), without allocating.
     pub fn write_lowercase<W: fmt::Write + ?Sized>(&self, w: &mut W) -> fmt::Result {
@@ -474,6 +519,27 @@ pub fn name_to_wire(presentation: &str) -> Result<Vec<u8>, NameError> {
     Ok(out)
 }
 
+/// Eight bytes as one word (native order: only compared and hashed, never shown).
+#[inline]
+fn word(b: &[u8]) -> u64 {
+    u64::from_ne_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]])
+}
+
+/// ASCII lower case of the eight bytes of `x` at once: each byte in `A..=Z` gains 0x20,
+/// every other byte (label lengths, digits, bytes ≥ 0x80) stays.
+#[inline]
+pub const fn lowercase_word(x: u64) -> u64 {
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let low = x & LOW7;
+    // Per byte (no carries: each sum stays under 0x100): bit 7 set iff the low seven bits
+    // are ≥ b'A', and iff they are > b'Z'.
+    let from_a = low + 0x3f3f_3f3f_3f3f_3f3f;
+    let past_z = low + 0x2525_2525_2525_2525;
+    let upper = from_a & !past_z & !x & HIGH;
+    x | (upper >> 2)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -678,6 +744,53 @@ mod tests {
         assert_eq!(
             walk_compressed(&long, p, long.len()).unwrap_err(),
             NameError::NameTooLong
+        );
+    }
+
+    #[test]
+    fn lowercase_word_matches_the_byte_rule_for_every_byte_in_every_position() {
+        for b in 0..=255u8 {
+            for pos in 0..8 {
+                let mut bytes = *b"aZ0.-_\xff@";
+                bytes[pos] = b;
+                let got = lowercase_word(u64::from_ne_bytes(bytes)).to_ne_bytes();
+                assert_eq!(
+                    got,
+                    bytes.map(|c| c.to_ascii_lowercase()),
+                    "byte {b:#x} at {pos}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn names_hash_by_lowercase_words_and_compare_ignoring_case() {
+        let words = |n: &[u8]| {
+            let mut v = Vec::new();
+            Name::from_wire(n)
+                .unwrap()
+                .for_each_lowercase_word(|w| v.push(w));
+            v
+        };
+        for name in [
+            "a.",
+            "WwW.ExAmple.ORG.",
+            "abcdefg.",
+            "x.abcdefghijklmnop.q.",
+        ] {
+            let mixed = name_to_wire(name).unwrap();
+            let lower = name_to_wire(&name.to_ascii_lowercase()).unwrap();
+            assert_eq!(words(&mixed), words(&lower), "{name}");
+            let n = Name::from_wire(&mixed).unwrap();
+            assert!(n.eq_lowercase(&lower), "{name}");
+            let mut other = lower.clone();
+            *other.last_mut().unwrap() = 1;
+            assert!(!n.eq_lowercase(&other), "{name}");
+            assert!(!n.eq_lowercase(&lower[1..]), "{name}");
+        }
+        assert_ne!(
+            words(&name_to_wire("a.b.").unwrap()),
+            words(&name_to_wire("b.a.").unwrap())
         );
     }
 }
