@@ -62,7 +62,9 @@ pin_project_lite::pin_project! {
 impl<A: Future<Output = Status>, B: Future<Output = Status>> Future for LinkFuture<A, B> {
     type Output = Status;
 
-    #[inline]
+    // Always: with a hint only, each link stayed a call of its own, so every poll of a
+    // query's future went down the whole chain one call per slot (empty ones included).
+    #[inline(always)]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Status> {
         match self.project() {
             LinkFutureProj::Plugin { fut } => fut.poll(cx),
@@ -88,7 +90,7 @@ impl<P: Plugin, R: Handler> Handler for Link<P, R> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn serve_now(&self, req: &mut Request<'_>) -> Option<Status> {
         match &self.plugin {
             Some(p) => {
