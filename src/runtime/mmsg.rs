@@ -19,6 +19,24 @@ struct Headers {
 }
 
 impl Headers {
+    /// Points send header `i` at `bytes` for the address at `name` (`namelen` bytes of it).
+    fn set(&mut self, i: usize, bytes: &[u8], name: *mut libc::c_void, namelen: libc::socklen_t) {
+        self.iovs[i] = libc::iovec {
+            iov_base: bytes.as_ptr() as *mut libc::c_void,
+            iov_len: bytes.len(),
+        };
+        let h = &mut self.hdrs[i].msg_hdr;
+        h.msg_name = name;
+        h.msg_namelen = namelen;
+        // A raw pointer taken from the whole Vec, so later writes to other iovecs do not
+        // invalidate it; i < iovs.len().
+        h.msg_iov = self.iovs.as_mut_ptr().wrapping_add(i);
+        h.msg_iovlen = 1;
+        h.msg_control = std::ptr::null_mut();
+        h.msg_controllen = 0;
+        h.msg_flags = 0;
+    }
+
     /// Room for `size` datagrams (at least one), all zero.
     fn new(size: usize) -> Self {
         let size = size.max(1);
@@ -47,7 +65,17 @@ pub struct Mmsg {
     sock: std::rc::Rc<UdpSocket>,
     h: Headers,
     sender: Sender,
+    /// Receive headers [0, armed) point at their own address and iovec: set once, as the
+    /// header arrays never move.
+    armed: usize,
+    /// Receive headers the last call filled: the kernel rewrote their address lengths.
+    filled: usize,
+    /// For each reply of the batch being sent, its slot (to find its address again when the
+    /// kernel cannot take it now).
+    slot_of: Vec<usize>,
 }
+
+const STORAGE_LEN: libc::socklen_t = size_of::<libc::sockaddr_storage>() as libc::socklen_t;
 
 impl Mmsg {
     /// Prepares headers for batches of `size` datagrams on `sock`.
@@ -56,21 +84,21 @@ impl Mmsg {
             sock,
             h: Headers::new(size),
             sender: Sender::new(size),
+            armed: 0,
+            filled: 0,
+            slot_of: vec![0; size.max(1)],
         }
     }
 
-    /// One non-blocking recvmmsg into the batch; `Ok(0)` when the socket is empty.
+    /// One non-blocking recvmmsg into the batch; `Ok(0)` when the socket is empty. Per call
+    /// only what changes is written: the buffers' iovecs, and the address lengths the last
+    /// call overwrote.
     fn try_recv(&mut self, batch: &mut Batch) -> io::Result<usize> {
         let n = batch.slots.len().min(self.h.hdrs.len());
-        for i in 0..n {
-            let slot = &mut batch.slots[i];
-            self.h.iovs[i] = libc::iovec {
-                iov_base: slot.buf.as_mut_ptr().cast(),
-                iov_len: slot.buf.len(),
-            };
+        for i in self.armed..n {
             let h = &mut self.h.hdrs[i].msg_hdr;
             h.msg_name = (&mut self.h.addrs[i] as *mut libc::sockaddr_storage).cast();
-            h.msg_namelen = size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+            h.msg_namelen = STORAGE_LEN;
             // A raw pointer taken from the whole Vec, so later writes to other iovecs do
             // not invalidate it; i < iovs.len().
             h.msg_iov = self.h.iovs.as_mut_ptr().wrapping_add(i);
@@ -78,7 +106,17 @@ impl Mmsg {
             h.msg_control = std::ptr::null_mut();
             h.msg_controllen = 0;
             h.msg_flags = 0;
-            self.h.hdrs[i].msg_len = 0;
+        }
+        self.armed = self.armed.max(n);
+        for hdr in &mut self.h.hdrs[..self.filled] {
+            hdr.msg_hdr.msg_namelen = STORAGE_LEN;
+        }
+        self.filled = 0;
+        for (iov, slot) in self.h.iovs.iter_mut().zip(&mut batch.slots[..n]) {
+            *iov = libc::iovec {
+                iov_base: slot.buf.as_mut_ptr().cast(),
+                iov_len: slot.buf.len(),
+            };
         }
         // SAFETY: every header points at live buffers owned by `batch` and `self` for the
         // duration of the call, with lengths that match them; n ≤ the headers' length.
@@ -99,6 +137,7 @@ impl Mmsg {
             };
         }
         let got = got as usize;
+        self.filled = got;
         for i in 0..got {
             let slot = &mut batch.slots[i];
             slot.len = (self.h.hdrs[i].msg_len as usize).min(slot.buf.len());
@@ -130,12 +169,29 @@ impl DatagramBackend for Mmsg {
         }
     }
 
+    /// The replies go back to the addresses the kernel wrote for their queries, as they
+    /// are: no conversion to and from `SocketAddr` per datagram.
     async fn send(&mut self, batch: &mut Batch, n: usize) {
-        let replies = batch.slots[..n]
-            .iter()
-            .filter(|s| s.send)
-            .map(|s| (&s.reply[..], s.peer));
-        self.sender.send(&self.sock, replies).await;
+        let n = n.min(self.filled);
+        let mut count = 0;
+        for (i, slot) in batch.slots[..n].iter().enumerate() {
+            if !slot.send {
+                continue;
+            }
+            self.slot_of[count] = i;
+            let namelen = self.h.hdrs[i].msg_hdr.msg_namelen;
+            let to = (&mut self.h.addrs[i] as *mut libc::sockaddr_storage).cast();
+            self.sender.h.set(count, &slot.reply, to, namelen);
+            count += 1;
+        }
+        let slot_of = &self.slot_of;
+        let slots = &batch.slots;
+        self.sender
+            .send_prepared(&self.sock, count, |k| {
+                let s = &slots[slot_of[k]];
+                (&s.reply[..], s.peer)
+            })
+            .await;
     }
 }
 
@@ -159,35 +215,38 @@ impl Sender {
     pub async fn send<'r>(
         &mut self,
         sock: &UdpSocket,
-        replies: impl Iterator<Item = (&'r [u8], SocketAddr)>,
+        replies: impl Iterator<Item = (&'r [u8], SocketAddr)> + Clone,
     ) {
         let mut count = 0;
-        for (reply, to) in replies {
+        for (reply, to) in replies.clone() {
             if count == self.h.hdrs.len() {
                 super::udp::note_send_error(&io::Error::other("more replies than the batch holds"));
                 break;
             }
-            self.h.iovs[count] = libc::iovec {
-                iov_base: reply.as_ptr() as *mut libc::c_void,
-                iov_len: reply.len(),
-            };
             let len = from_socket_addr(&to, &mut self.h.addrs[count]);
-            let h = &mut self.h.hdrs[count].msg_hdr;
-            h.msg_name = (&mut self.h.addrs[count] as *mut libc::sockaddr_storage).cast();
-            h.msg_namelen = len;
-            // A raw pointer taken from the whole Vec, so later writes to other iovecs do not
-            // invalidate it; count < iovs.len().
-            h.msg_iov = self.h.iovs.as_mut_ptr().wrapping_add(count);
-            h.msg_iovlen = 1;
-            h.msg_control = std::ptr::null_mut();
-            h.msg_controllen = 0;
-            h.msg_flags = 0;
+            let name = (&mut self.h.addrs[count] as *mut libc::sockaddr_storage).cast();
+            self.h.set(count, reply, name, len);
             count += 1;
         }
+        self.send_prepared(sock, count, |k| {
+            replies.clone().nth(k).expect("a reply for every header")
+        })
+        .await;
+    }
+
+    /// Sends the `count` replies the headers were set up for. `reply(k)` gives the `k`-th
+    /// again, for the ones the kernel cannot take now (glommio then waits for room).
+    async fn send_prepared<'r>(
+        &mut self,
+        sock: &UdpSocket,
+        count: usize,
+        reply: impl Fn(usize) -> (&'r [u8], SocketAddr),
+    ) {
         let mut done = 0;
         while done < count {
             // SAFETY: headers [done, count) point at reply bytes borrowed for 'r (alive for
-            // the call) and addresses in `self`; sendmmsg only reads them.
+            // the call) and at addresses that outlive it (in `self`, or the receive headers
+            // of the caller's `Mmsg`); sendmmsg only reads them.
             let sent = unsafe {
                 libc::sendmmsg(
                     sock.as_raw_fd(),
@@ -206,15 +265,8 @@ impl Sender {
                 io::ErrorKind::WouldBlock => {
                     // The send buffer is full: glommio waits for room for the rest.
                     for k in done..count {
-                        let iov = self.h.iovs[k];
-                        let to = to_socket_addr(&self.h.addrs[k]);
-                        // SAFETY: iov points at reply bytes borrowed for 'r, still alive.
-                        let bytes = unsafe {
-                            std::slice::from_raw_parts(iov.iov_base as *const u8, iov.iov_len)
-                        };
-                        if let Some(to) = to {
-                            super::replies::send_now(sock, bytes, to).await;
-                        }
+                        let (bytes, to) = reply(k);
+                        super::replies::send_now(sock, bytes, to).await;
                     }
                     return;
                 }
@@ -287,6 +339,55 @@ fn from_socket_addr(addr: &SocketAddr, out: &mut libc::sockaddr_storage) -> libc
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runtime::backend::DatagramBackend;
+    use std::rc::Rc;
+    use std::time::Duration;
+
+    /// Each client gets back, from the server's address, the reply written into its slot;
+    /// twice, so that the second receive runs on headers the first one filled.
+    fn round_trip(local: &str) {
+        glommio::LocalExecutor::default().run(async {
+            let Ok(sock) = UdpSocket::bind(local) else {
+                eprintln!("no {local} here: skipped");
+                return;
+            };
+            let sock = Rc::new(sock);
+            let server = sock.local_addr().unwrap();
+            let clients: Vec<_> = (0..3)
+                .map(|_| std::net::UdpSocket::bind(local).unwrap())
+                .collect();
+            let mut mmsg = Mmsg::new(sock, 8);
+            let mut batch = Batch::new(8);
+            for round in 0..2u8 {
+                for (i, c) in clients.iter().enumerate() {
+                    c.send_to(&[round, i as u8], server).unwrap();
+                }
+                // Loopback has them queued by now: one receive takes all three.
+                glommio::timer::sleep(Duration::from_millis(20)).await;
+                let n = mmsg.recv(&mut batch).await.unwrap();
+                assert_eq!(n, clients.len());
+                for slot in &mut batch.slots[..n] {
+                    let (r, i) = (slot.buf[0], slot.buf[1]);
+                    slot.reply = vec![b'r', r, i];
+                    slot.send = true;
+                }
+                mmsg.send(&mut batch, n).await;
+                for (i, c) in clients.iter().enumerate() {
+                    c.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+                    let mut buf = [0u8; 8];
+                    let (len, from) = c.recv_from(&mut buf).unwrap();
+                    assert_eq!(&buf[..len], &[b'r', round, i as u8]);
+                    assert_eq!(from, server);
+                }
+            }
+        });
+    }
+
+    #[test]
+    fn replies_go_back_to_each_sender_over_ipv4_and_ipv6() {
+        round_trip("127.0.0.1:0");
+        round_trip("[::1]:0");
+    }
 
     #[test]
     fn addresses_round_trip() {
