@@ -241,12 +241,44 @@ impl CoreServer<crate::chain::Chain> {
 pub(crate) mod tests {
     use super::*;
     use crate::config::Route;
+    use crate::plugin::{Request, Status};
+    use crate::wire::MessageWriter;
+    use crate::wire::rcode::NOERROR;
+    use std::cell::Cell;
+    use std::rc::Rc;
 
     /// A query for example. A IN.
     pub const QUERY: &[u8] = &[
         0x12, 0x34, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0, 7, b'e', b'x', b'a', b'm', b'p', b'l',
         b'e', 0, 0, 1, 0, 1,
     ];
+
+    /// Answers every query at once (NOERROR) and notes, for each, whether another task (one
+    /// that sets `other_ran`) has run yet: for checking that a socket loop under a flood
+    /// still lets the core's other tasks run.
+    #[derive(Default)]
+    pub struct Notes {
+        pub other_ran: Rc<Cell<bool>>,
+        pub served_before: Rc<Cell<usize>>,
+        pub served: Rc<Cell<usize>>,
+    }
+
+    impl Handler for Notes {
+        async fn serve(&self, req: &mut Request<'_>) -> Status {
+            self.served.set(self.served.get() + 1);
+            if !self.other_ran.get() {
+                self.served_before.set(self.served_before.get() + 1);
+            }
+            MessageWriter::reply(&req.query, req.reply, NOERROR).finish();
+            Status::rcode(NOERROR)
+        }
+
+        fn is_end(&self) -> bool {
+            false
+        }
+
+        fn after_batch(&self) {}
+    }
 
     /// A core with one listener (dns://:53) and one block for the root zone served by `chain`.
     pub fn one_block<H: Handler>(chain: H, debug: bool) -> CoreServer<H> {

@@ -126,52 +126,21 @@ pub async fn run<H: Handler + 'static>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plugin::{Request, Status};
-    use crate::runtime::core::tests::{QUERY, one_block};
+    use crate::runtime::core::tests::{Notes, QUERY, one_block};
     use crate::runtime::swap::Current;
-    use crate::wire::MessageWriter;
-    use crate::wire::rcode::NOERROR;
-
-    /// Answers at once and notes, for each query, whether the other task has run yet.
-    struct Notes {
-        other_ran: Rc<Cell<bool>>,
-        served_before: Rc<Cell<usize>>,
-        served: Rc<Cell<usize>>,
-    }
-
-    impl Handler for Notes {
-        async fn serve(&self, req: &mut Request<'_>) -> Status {
-            self.served.set(self.served.get() + 1);
-            if !self.other_ran.get() {
-                self.served_before.set(self.served_before.get() + 1);
-            }
-            MessageWriter::reply(&req.query, req.reply, NOERROR).finish();
-            Status::rcode(NOERROR)
-        }
-
-        fn is_end(&self) -> bool {
-            false
-        }
-
-        fn after_batch(&self) {}
-    }
 
     #[test]
     fn a_listener_with_more_waiting_than_a_batch_lets_other_tasks_run() {
         const BATCH: usize = 8;
         const QUERIES: usize = 10 * BATCH;
         glommio::LocalExecutor::default().run(async {
-            let other_ran = Rc::new(Cell::new(false));
-            let served_before = Rc::new(Cell::new(0));
-            let served = Rc::new(Cell::new(0));
-            let server = one_block(
-                Notes {
-                    other_ran: other_ran.clone(),
-                    served_before: served_before.clone(),
-                    served: served.clone(),
-                },
-                false,
+            let notes = Notes::default();
+            let (other_ran, served_before, served) = (
+                notes.other_ran.clone(),
+                notes.served_before.clone(),
+                notes.served.clone(),
             );
+            let server = one_block(notes, false);
             let key = server.meta[0].key;
             let view = View::new(Rc::new(Current::new(server)), key).unwrap();
             let sock = Rc::new(UdpSocket::bind("127.0.0.1:0").unwrap());
