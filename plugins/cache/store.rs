@@ -197,25 +197,30 @@ mod tests {
         c.map.keys().copied().collect()
     }
 
+    /// A cache of `capacity` entries holding `keys`, stored in that order.
+    fn holding(capacity: usize, keys: &[u64]) -> Cache {
+        let mut c = Cache::new(capacity, 0);
+        for &k in keys {
+            c.insert(k, entry("x"), |_| false);
+        }
+        c
+    }
+
     #[test]
     fn a_used_entry_gets_a_second_chance_and_an_unused_one_goes() {
-        let mut c = Cache::new(2, 0);
-        c.insert(1, entry("a"), |_| false);
-        c.insert(2, entry("b"), |_| false);
+        let mut c = holding(2, &[1, 2]);
         assert!(c.get_mut(1).is_some());
         let ev = c.insert(3, entry("c"), |_| false);
         assert_eq!(ev.entries, 1);
-        assert_eq!(keys(&c), [1, 3], "b (unused) evicted, a (used) kept");
-        // a lost its mark when it was passed over: next time it goes.
+        assert_eq!(keys(&c), [1, 3], "2 (unused) evicted, 1 (used) kept");
+        // 1 lost its mark when it was passed over: next time it goes.
         c.insert(4, entry("d"), |_| false);
         assert_eq!(keys(&c), [3, 4]);
     }
 
     #[test]
     fn peeking_does_not_mark() {
-        let mut c = Cache::new(2, 0);
-        c.insert(1, entry("a"), |_| false);
-        c.insert(2, entry("b"), |_| false);
+        let mut c = holding(2, &[1, 2]);
         assert!(c.peek(1).is_some());
         c.insert(3, entry("c"), |_| false);
         assert_eq!(keys(&c), [2, 3]);
@@ -254,10 +259,9 @@ mod tests {
 
     #[test]
     fn an_expired_entry_at_the_cold_end_is_reclaimed_on_insert() {
-        let mut c = Cache::new(100, 0);
-        c.insert(1, entry("old"), |_| false);
-        c.insert(2, entry("new"), |_| false);
-        c.insert(3, entry("newer"), |e| e.qtype == 1);
+        let mut c = holding(100, &[1, 2]);
+        // Every entry here counts as expired: only the one at the cold end is reclaimed.
+        c.insert(3, entry("newer"), |_| true);
         assert_eq!(keys(&c), [2, 3]);
     }
 }
