@@ -499,6 +499,16 @@ impl Tally {
     }
 }
 
+/// Whether a stream goes on: until `done`, bounded in queries and time. Streams pause
+/// [`STREAM_PACE`] after each answer, so that they outlast the test's reloads however fast
+/// the server answers (20 000 back-to-back queries once ended before the first reload).
+fn streaming(done: &AtomicBool, t: &Tally, t0: Instant) -> bool {
+    !done.load(Ordering::Relaxed) && t.sent < 200_000 && t0.elapsed() < Duration::from_secs(60)
+}
+
+/// The pause of a stream between an answer and its next query.
+const STREAM_PACE: Duration = Duration::from_micros(100);
+
 /// Sends UDP queries one after the other until `done`; a query without an answer in 3 s is
 /// lost (no retry).
 fn udp_stream(port: u16, done: Arc<AtomicBool>) -> Tally {
@@ -507,8 +517,7 @@ fn udp_stream(port: u16, done: Arc<AtomicBool>) -> Tally {
     let mut t = Tally::default();
     let mut buf = [0u8; 4096];
     let t0 = Instant::now();
-    while !done.load(Ordering::Relaxed) && t.sent < 20_000 && t0.elapsed() < Duration::from_secs(60)
-    {
+    while streaming(&done, &t, t0) {
         let id = t.sent as u16;
         sock.send_to(&query(id, "stream.example.org.", 1), ("127.0.0.1", port))
             .unwrap();
@@ -517,6 +526,7 @@ fn udp_stream(port: u16, done: Arc<AtomicBool>) -> Tally {
             match sock.recv_from(&mut buf) {
                 Ok((n, _)) if n >= 12 && u16::from_be_bytes([buf[0], buf[1]]) == id => {
                     t.answer(&buf[..n]);
+                    std::thread::sleep(STREAM_PACE);
                     break;
                 }
                 Ok(_) => continue,
@@ -536,8 +546,7 @@ fn tcp_stream(port: u16, done: Arc<AtomicBool>) -> Tally {
     s.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
     let mut t = Tally::default();
     let t0 = Instant::now();
-    while !done.load(Ordering::Relaxed) && t.sent < 20_000 && t0.elapsed() < Duration::from_secs(60)
-    {
+    while streaming(&done, &t, t0) {
         let q = query(t.sent as u16, "stream.example.org.", 1);
         let mut frame = (q.len() as u16).to_be_bytes().to_vec();
         frame.extend_from_slice(&q);
@@ -557,6 +566,7 @@ fn tcp_stream(port: u16, done: Arc<AtomicBool>) -> Tally {
             break;
         }
         t.answer(&reply);
+        std::thread::sleep(STREAM_PACE);
     }
     t
 }
