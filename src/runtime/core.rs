@@ -258,8 +258,11 @@ pub(crate) mod tests {
     /// still lets the core's other tasks run.
     #[derive(Default)]
     pub struct Notes {
+        /// Set by the test's other task when it runs.
         pub other_ran: Rc<Cell<bool>>,
+        /// Queries served while `other_ran` was still unset.
         pub served_before: Rc<Cell<usize>>,
+        /// Queries served in all.
         pub served: Rc<Cell<usize>>,
     }
 

@@ -75,6 +75,7 @@ pub struct Mmsg {
     slot_of: Vec<usize>,
 }
 
+/// The room a receive header offers for the sender's address.
 const STORAGE_LEN: libc::socklen_t = size_of::<libc::sockaddr_storage>() as libc::socklen_t;
 
 impl Mmsg {
