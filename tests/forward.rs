@@ -28,6 +28,17 @@ fn seen(up: &Server, needle: &str) -> usize {
         .count()
 }
 
+/// Distinct query names `up` logged that contain `needle`: a client that asks again after
+/// its own timeout is not counted twice.
+fn seen_names(up: &Server, needle: &str) -> usize {
+    up.stdout()
+        .lines()
+        .filter(|l| l.starts_with("[INFO] Q ") && l.contains(needle))
+        .filter_map(|l| l.split_whitespace().nth(2).map(str::to_string))
+        .collect::<std::collections::HashSet<_>>()
+        .len()
+}
+
 fn forwarder(body: &str) -> Server {
     let body = body.to_string();
     Server::start(move |p| format!("{{\n workers 1\n}}\n.:{p} {{\n{body}\n}}\n"))
@@ -116,7 +127,11 @@ fn a_stopped_upstream_is_skipped_and_used_again_when_it_returns() {
         );
     }
     settle();
-    assert_eq!(seen(&u2, "during"), 20);
+    // Every one reached u2. (Under the full suite the kernel may suppress the ICMP that tells
+    // the forwarder u1's port is closed (other tests send thousands of queries to dead
+    // ports, and ICMP errors are rate limited): the first query then waits out read_timeout
+    // (2 s), as long as the test client waits before asking again, and u2 may log it twice.)
+    assert_eq!(seen_names(&u2, "during"), 20);
     // Bring an upstream back on u1's port.
     let back = common::start_on_port(
         port1,
