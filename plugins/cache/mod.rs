@@ -54,6 +54,7 @@ enum Which {
 }
 
 /// What a lookup found.
+#[derive(Clone, Copy)]
 enum Look {
     Fresh(Which),
     Stale(Which),
@@ -128,16 +129,15 @@ impl Plugin for Cache {
             return next_or_failure(Self::NAME, next, req).await;
         }
         if req.is_refresh() {
-            let (key, _) = self.lookup(req, None);
+            let key = self.key(req);
             return self.refresh(req, next, key).await;
         }
         let now = crate::plugin::clock::now();
-        let (key, look) = self.lookup(req, Some(now));
+        let (key, look) = self.lookup(req, now);
+        if let Some(status) = self.answer_at_once(req, key, look, now) {
+            return status;
+        }
         match look {
-            Look::Fresh(which) => {
-                self.ctr(req.server).requests.inc();
-                self.hit(req, which, key, now, false)
-            }
             Look::Stale(which) => {
                 let stale = self
                     .shared
@@ -145,17 +145,14 @@ impl Plugin for Cache {
                     .serve_stale
                     .clone()
                     .unwrap_or_else(unreachable_stale);
-                if stale.mode == StaleMode::Immediate {
-                    self.ctr(req.server).requests.inc();
-                    return self.hit(req, which, key, now, true);
-                }
                 if !req.can_wait() {
                     return req.defer();
                 }
                 self.ctr(req.server).requests.inc();
                 self.verify(req, next, which, key, &stale).await
             }
-            Look::Miss => {
+            // A fresh entry was answered above.
+            Look::Fresh(_) | Look::Miss => {
                 let status = next_or_failure(Self::NAME, next, req).await;
                 if status.is_deferred() {
                     return status;
@@ -180,23 +177,8 @@ impl Plugin for Cache {
             return None;
         }
         let now = crate::plugin::clock::now();
-        let (key, look) = self.lookup(req, Some(now));
-        let (which, stale) = match look {
-            Look::Fresh(which) => (which, false),
-            Look::Stale(which)
-                if self
-                    .shared
-                    .cfg
-                    .serve_stale
-                    .as_ref()
-                    .is_some_and(|s| s.mode == StaleMode::Immediate) =>
-            {
-                (which, true)
-            }
-            Look::Stale(_) | Look::Miss => return None,
-        };
-        self.ctr(req.server).requests.inc();
-        Some(self.hit(req, which, key, now, stale))
+        let (key, look) = self.lookup(req, now);
+        self.answer_at_once(req, key, look, now)
     }
 }
 
@@ -241,20 +223,61 @@ impl Cache {
         self.shared.zones.iter().any(|z| name.is_subdomain_of(z))
     }
 
-    /// The query's key, and (given the time) what the store holds for it. The name is
-    /// lower-cased as it is hashed and compared, never copied: the future of `serve` (which
-    /// every query builds on the stack, inside the chain's) keeps no name buffer across its
-    /// awaits.
-    fn lookup(&self, req: &Request<'_>, now: Option<Instant>) -> (u64, Look) {
-        let name = req.query.qname();
-        let bits = entry::key_bits(&req.query);
-        let (qtype, qclass) = (req.query.qtype(), req.query.qclass());
-        let key = store::key(&self.keys, &name, qtype, qclass, bits);
-        let look = match now {
-            Some(now) => self.look(key, &name, qtype, qclass, bits, now),
-            None => Look::Miss,
-        };
+    /// The query's key. The name is lower-cased as it is hashed (and compared, in
+    /// [`Cache::lookup`]), never copied: the future of `serve` (which every query builds on
+    /// the stack, inside the chain's) keeps no name buffer across its awaits.
+    fn key(&self, req: &Request<'_>) -> u64 {
+        let q = &req.query;
+        store::key(
+            &self.keys,
+            &q.qname(),
+            q.qtype(),
+            q.qclass(),
+            entry::key_bits(q),
+        )
+    }
+
+    /// The query's key and what the store holds for it at `now`.
+    fn lookup(&self, req: &Request<'_>, now: Instant) -> (u64, Look) {
+        let key = self.key(req);
+        let q = &req.query;
+        let look = self.look(
+            key,
+            &q.qname(),
+            q.qtype(),
+            q.qclass(),
+            entry::key_bits(q),
+            now,
+        );
         (key, look)
+    }
+
+    /// Answers from the store when that needs no wait: a fresh entry, or a stale one under
+    /// `serve_stale immediate`. `None` (nothing counted) for a miss or a stale entry that
+    /// `verify` must ask about first.
+    fn answer_at_once(
+        &self,
+        req: &mut Request<'_>,
+        key: u64,
+        look: Look,
+        now: Instant,
+    ) -> Option<Status> {
+        let (which, stale) = match look {
+            Look::Fresh(which) => (which, false),
+            Look::Stale(which)
+                if self
+                    .shared
+                    .cfg
+                    .serve_stale
+                    .as_ref()
+                    .is_some_and(|s| s.mode == StaleMode::Immediate) =>
+            {
+                (which, true)
+            }
+            Look::Stale(_) | Look::Miss => return None,
+        };
+        self.ctr(req.server).requests.inc();
+        Some(self.hit(req, which, key, now, stale))
     }
 
     /// Finds the entry to answer from: the negative cache first, then the positive one (a
@@ -386,8 +409,8 @@ impl Cache {
         let now = Instant::now();
         let recheck_wait = self
             .cache(which)
-            .borrow_mut()
-            .get_mut(key)
+            .borrow()
+            .peek(key)
             .is_some_and(|e| e.retry_after.is_some_and(|t| now < t));
         if !recheck_wait {
             // One pinned future of the rest of the chain for both branches: with a future
@@ -412,7 +435,7 @@ impl Cache {
                     return status;
                 }
                 Some(_) => {
-                    if let Some(e) = self.cache(which).borrow_mut().get_mut(key) {
+                    if let Some(e) = self.cache(which).borrow_mut().peek_mut(key) {
                         e.retry_after = Some(Instant::now() + stale.recheck);
                     }
                 }
@@ -435,7 +458,7 @@ impl Cache {
                 .as_ref()
                 .map_or(Duration::ZERO, |s| s.recheck);
             for w in [Which::Positive, Which::Negative] {
-                if let Some(e) = self.cache(w).borrow_mut().get_mut(key) {
+                if let Some(e) = self.cache(w).borrow_mut().peek_mut(key) {
                     e.refreshing = false;
                     e.retry_after = Some(Instant::now() + recheck);
                 }
@@ -478,7 +501,7 @@ impl Cache {
         let dead = |old: &Entry| old.age(now) >= old.duration + stale_for;
         let mut e = e;
         let mut c = self.cache(which).borrow_mut();
-        if let Some(old) = c.get_mut(key) {
+        if let Some(old) = c.peek(key) {
             e.hits = old.hits; // a prefetched entry keeps its popularity
         }
         let ev = c.insert(key, e, dead);

@@ -106,6 +106,12 @@ impl Cache {
         self.map.get(&key).map(|h| &h.entry)
     }
 
+    /// The entry for `key` to update, not marked: for bookkeeping that is not an answer
+    /// (a refresh's outcome), which should not keep an entry from eviction.
+    pub fn peek_mut(&mut self, key: u64) -> Option<&mut Entry> {
+        self.map.get_mut(&key).map(|h| &mut h.entry)
+    }
+
     /// Removes an entry.
     pub fn remove(&mut self, key: u64) {
         if let Some(h) = self.map.remove(&key) {
@@ -222,6 +228,14 @@ mod tests {
     fn peeking_does_not_mark() {
         let mut c = holding(2, &[1, 2]);
         assert!(c.peek(1).is_some());
+        c.insert(3, entry("c"), |_| false);
+        assert_eq!(keys(&c), [2, 3]);
+    }
+
+    #[test]
+    fn updating_an_entry_does_not_mark_it() {
+        let mut c = holding(2, &[1, 2]);
+        c.peek_mut(1).unwrap().refreshing = true;
         c.insert(3, entry("c"), |_| false);
         assert_eq!(keys(&c), [2, 3]);
     }
