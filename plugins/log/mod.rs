@@ -111,7 +111,7 @@ impl Plugin for Log {
         else {
             return next_or_failure(Self::NAME, next, req).await;
         };
-        let start = Instant::now();
+        let start = crate::plugin::clock::now();
         let status = next_or_failure(Self::NAME, next, req).await;
         if status.is_deferred() {
             return status;
@@ -130,7 +130,8 @@ impl Plugin for Log {
         let Some(rule) = rule else {
             return next_or_failure_now(Self::NAME, next, req);
         };
-        let start = Instant::now();
+        // The batch's time (no clock read): a miss comes back `None` with nothing spent.
+        let start = crate::plugin::clock::now();
         let status = next_or_failure_now(Self::NAME, next, req)?;
         Some(self.line(rule, req, status, start))
     }

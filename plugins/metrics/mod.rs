@@ -136,7 +136,7 @@ impl Plugin for Metrics {
             // The server's own background query: no client asked it.
             return next_or_failure(Self::NAME, next, req).await;
         }
-        let t0 = Instant::now();
+        let t0 = crate::plugin::clock::now();
         let status = next_or_failure(Self::NAME, next, req).await;
         if !status.is_deferred() {
             self.record(req, &status, t0);
@@ -148,7 +148,8 @@ impl Plugin for Metrics {
         if req.is_refresh() {
             return next_or_failure_now(Self::NAME, next, req);
         }
-        let t0 = Instant::now();
+        // The batch's time (no clock read): a miss comes back `None` with nothing spent.
+        let t0 = crate::plugin::clock::now();
         let status = next_or_failure_now(Self::NAME, next, req)?;
         self.record(req, &status, t0);
         Some(status)
