@@ -12,6 +12,10 @@ use std::os::fd::AsRawFd;
 
 /// The headers, iovecs and addresses of one recvmmsg/sendmmsg call, allocated once and
 /// pointed at the buffers before each call.
+///
+/// The headers keep raw pointers into `iovs` and `addrs`. Those two are therefore only ever
+/// written through pointers from `as_mut_ptr` (`iov`, `addr`), never through a `&mut` to
+/// the vector or an element of it, which would invalidate the pointers the headers hold.
 struct Headers {
     hdrs: Vec<libc::mmsghdr>,
     iovs: Vec<libc::iovec>,
@@ -19,22 +23,46 @@ struct Headers {
 }
 
 impl Headers {
-    /// Points send header `i` at `bytes` for the address at `name` (`namelen` bytes of it).
-    fn set(&mut self, i: usize, bytes: &[u8], name: *mut libc::c_void, namelen: libc::socklen_t) {
-        self.iovs[i] = libc::iovec {
-            iov_base: bytes.as_ptr() as *mut libc::c_void,
-            iov_len: bytes.len(),
+    /// Iovec `i`, as the headers point at it (`i` < the headers' length).
+    fn iov(&mut self, i: usize) -> *mut libc::iovec {
+        self.iovs.as_mut_ptr().wrapping_add(i)
+    }
+
+    /// Address `i`, as the headers point at it (`i` < the headers' length).
+    fn addr(&mut self, i: usize) -> *mut libc::sockaddr_storage {
+        self.addrs.as_mut_ptr().wrapping_add(i)
+    }
+
+    /// Points iovec `i` at `bytes` (`i` < the headers' length).
+    fn set_iov(&mut self, i: usize, base: *mut u8, len: usize) {
+        assert!(i < self.iovs.len());
+        // SAFETY: in bounds (checked); no reference to the element is alive, and the write
+        // goes through the same kind of pointer the headers hold.
+        unsafe {
+            self.iov(i).write(libc::iovec {
+                iov_base: base.cast(),
+                iov_len: len,
+            })
         };
+    }
+
+    /// Points header `i` at its own iovec and at the address `name` (`namelen` bytes of it).
+    fn point(&mut self, i: usize, name: *mut libc::c_void, namelen: libc::socklen_t) {
+        let iov = self.iov(i);
         let h = &mut self.hdrs[i].msg_hdr;
         h.msg_name = name;
         h.msg_namelen = namelen;
-        // A raw pointer taken from the whole Vec, so later writes to other iovecs do not
-        // invalidate it; i < iovs.len().
-        h.msg_iov = self.iovs.as_mut_ptr().wrapping_add(i);
+        h.msg_iov = iov;
         h.msg_iovlen = 1;
         h.msg_control = std::ptr::null_mut();
         h.msg_controllen = 0;
         h.msg_flags = 0;
+    }
+
+    /// Points send header `i` at `bytes` for the address at `name` (`namelen` bytes of it).
+    fn set(&mut self, i: usize, bytes: &[u8], name: *mut libc::c_void, namelen: libc::socklen_t) {
+        self.set_iov(i, bytes.as_ptr().cast_mut(), bytes.len());
+        self.point(i, name, namelen);
     }
 
     /// Room for `size` datagrams (at least one), all zero.
@@ -70,9 +98,6 @@ pub struct Mmsg {
     armed: usize,
     /// Receive headers the last call filled: the kernel rewrote their address lengths.
     filled: usize,
-    /// For each reply of the batch being sent, its slot (to find its address again when the
-    /// kernel cannot take it now).
-    slot_of: Vec<usize>,
 }
 
 /// The room a receive header offers for the sender's address.
@@ -87,7 +112,6 @@ impl Mmsg {
             sender: Sender::new(size),
             armed: 0,
             filled: 0,
-            slot_of: vec![0; size.max(1)],
         }
     }
 
@@ -97,27 +121,16 @@ impl Mmsg {
     fn try_recv(&mut self, batch: &mut Batch) -> io::Result<usize> {
         let n = batch.slots.len().min(self.h.hdrs.len());
         for i in self.armed..n {
-            let h = &mut self.h.hdrs[i].msg_hdr;
-            h.msg_name = (&mut self.h.addrs[i] as *mut libc::sockaddr_storage).cast();
-            h.msg_namelen = STORAGE_LEN;
-            // A raw pointer taken from the whole Vec, so later writes to other iovecs do
-            // not invalidate it; i < iovs.len().
-            h.msg_iov = self.h.iovs.as_mut_ptr().wrapping_add(i);
-            h.msg_iovlen = 1;
-            h.msg_control = std::ptr::null_mut();
-            h.msg_controllen = 0;
-            h.msg_flags = 0;
+            let name = self.h.addr(i).cast();
+            self.h.point(i, name, STORAGE_LEN);
         }
         self.armed = self.armed.max(n);
         for hdr in &mut self.h.hdrs[..self.filled] {
             hdr.msg_hdr.msg_namelen = STORAGE_LEN;
         }
         self.filled = 0;
-        for (iov, slot) in self.h.iovs.iter_mut().zip(&mut batch.slots[..n]) {
-            *iov = libc::iovec {
-                iov_base: slot.buf.as_mut_ptr().cast(),
-                iov_len: slot.buf.len(),
-            };
+        for (i, slot) in batch.slots[..n].iter_mut().enumerate() {
+            self.h.set_iov(i, slot.buf.as_mut_ptr(), slot.buf.len());
         }
         // SAFETY: every header points at live buffers owned by `batch` and `self` for the
         // duration of the call, with lengths that match them; n ≤ the headers' length.
@@ -179,20 +192,18 @@ impl DatagramBackend for Mmsg {
             if !slot.send {
                 continue;
             }
-            self.slot_of[count] = i;
-            let namelen = self.h.hdrs[i].msg_hdr.msg_namelen;
-            let to = (&mut self.h.addrs[i] as *mut libc::sockaddr_storage).cast();
-            self.sender.h.set(count, &slot.reply, to, namelen);
+            // The pointer and length the kernel just wrote the query's address through.
+            let h = &self.h.hdrs[i].msg_hdr;
+            self.sender
+                .h
+                .set(count, &slot.reply, h.msg_name, h.msg_namelen);
             count += 1;
         }
-        let slot_of = &self.slot_of;
-        let slots = &batch.slots;
-        self.sender
-            .send_prepared(&self.sock, count, |k| {
-                let s = &slots[slot_of[k]];
-                (&s.reply[..], s.peer)
-            })
-            .await;
+        let replies = batch.slots[..n]
+            .iter()
+            .filter(|s| s.send)
+            .map(|s| (&s.reply[..], s.peer));
+        self.sender.send_prepared(&self.sock, count, replies).await;
     }
 }
 
@@ -224,24 +235,24 @@ impl Sender {
                 super::udp::note_send_error(&io::Error::other("more replies than the batch holds"));
                 break;
             }
-            let len = from_socket_addr(&to, &mut self.h.addrs[count]);
-            let name = (&mut self.h.addrs[count] as *mut libc::sockaddr_storage).cast();
-            self.h.set(count, reply, name, len);
+            let name = self.h.addr(count);
+            // SAFETY: count < the headers' length (checked above); the only reference to
+            // the address lives for this call, made from the pointer the header keeps.
+            let len = from_socket_addr(&to, unsafe { &mut *name });
+            self.h.set(count, reply, name.cast(), len);
             count += 1;
         }
-        self.send_prepared(sock, count, |k| {
-            replies.clone().nth(k).expect("a reply for every header")
-        })
-        .await;
+        self.send_prepared(sock, count, replies).await;
     }
 
-    /// Sends the `count` replies the headers were set up for. `reply(k)` gives the `k`-th
-    /// again, for the ones the kernel cannot take now (glommio then waits for room).
+    /// Sends the `count` replies the headers were set up for, which `replies` yields again
+    /// in the same order (for the ones the kernel cannot take now: glommio then waits for
+    /// room).
     async fn send_prepared<'r>(
         &mut self,
         sock: &UdpSocket,
         count: usize,
-        reply: impl Fn(usize) -> (&'r [u8], SocketAddr),
+        replies: impl Iterator<Item = (&'r [u8], SocketAddr)>,
     ) {
         let mut done = 0;
         while done < count {
@@ -265,8 +276,7 @@ impl Sender {
                 io::ErrorKind::Interrupted => {}
                 io::ErrorKind::WouldBlock => {
                     // The send buffer is full: glommio waits for room for the rest.
-                    for k in done..count {
-                        let (bytes, to) = reply(k);
+                    for (bytes, to) in replies.skip(done).take(count - done) {
                         super::replies::send_now(sock, bytes, to).await;
                     }
                     return;
@@ -344,8 +354,9 @@ mod tests {
     use std::rc::Rc;
     use std::time::Duration;
 
-    /// Each client gets back, from the server's address, the reply written into its slot;
-    /// twice, so that the second receive runs on headers the first one filled.
+    /// Each client whose slot has a reply gets it back, from the server's address; the one
+    /// whose slot sends nothing gets nothing. Twice, the second time with the clients in the
+    /// reverse order, so that the replies' headers no longer line up with the slots.
     fn round_trip(local: &str) {
         glommio::LocalExecutor::default().run(async {
             let Ok(sock) = UdpSocket::bind(local) else {
@@ -357,11 +368,20 @@ mod tests {
             let clients: Vec<_> = (0..3)
                 .map(|_| std::net::UdpSocket::bind(local).unwrap())
                 .collect();
+            for c in &clients {
+                c.set_read_timeout(Some(Duration::from_millis(300)))
+                    .unwrap();
+            }
             let mut mmsg = Mmsg::new(sock, 8);
             let mut batch = Batch::new(8);
             for round in 0..2u8 {
-                for (i, c) in clients.iter().enumerate() {
-                    c.send_to(&[round, i as u8], server).unwrap();
+                let order: Vec<usize> = if round == 0 {
+                    vec![0, 1, 2]
+                } else {
+                    vec![2, 1, 0]
+                };
+                for &i in &order {
+                    clients[i].send_to(&[round, i as u8], server).unwrap();
                 }
                 // Loopback has them queued by now: one receive takes all three.
                 glommio::timer::sleep(Duration::from_millis(20)).await;
@@ -370,14 +390,19 @@ mod tests {
                 for slot in &mut batch.slots[..n] {
                     let (r, i) = (slot.buf[0], slot.buf[1]);
                     slot.reply = vec![b'r', r, i];
-                    slot.send = true;
+                    // Client 1 is answered nothing (as for a dropped or deferred query).
+                    slot.send = i != 1;
                 }
                 mmsg.send(&mut batch, n).await;
                 for (i, c) in clients.iter().enumerate() {
-                    c.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
                     let mut buf = [0u8; 8];
-                    let (len, from) = c.recv_from(&mut buf).unwrap();
-                    assert_eq!(&buf[..len], &[b'r', round, i as u8]);
+                    let got = c.recv_from(&mut buf);
+                    if i == 1 {
+                        assert!(got.is_err(), "round {round}: client 1 got {got:?}");
+                        continue;
+                    }
+                    let (len, from) = got.unwrap();
+                    assert_eq!(&buf[..len], &[b'r', round, i as u8], "round {round}");
                     assert_eq!(from, server);
                 }
             }
