@@ -156,6 +156,21 @@ fn main() {
     g.push_str("    Ok(out)\n}\n\n");
 
     g.push_str("/// Builds one core's chain from a block's configurations.\npub fn build_chain(cfg: &BlockConfigs, core: &CoreInfo) -> Chain {\n");
+    // The plugins left out of the chain type must really have no instance: a `build` that
+    // the text search above missed would otherwise be dropped without a word. Checked once
+    // per core and block in debug builds (every test), free in release.
+    for e in entries
+        .iter()
+        .filter(|e| !linked.iter().any(|l| l.module == e.module))
+    {
+        writeln!(
+            g,
+            "    debug_assert!(cfg.{m}.as_ref().and_then(|c| <{t} as Plugin>::build(c, core)).is_none(), \"plugin {m} builds an instance but build.rs found no `fn build` in its folder\");",
+            m = e.module,
+            t = ty(e)
+        )
+        .unwrap();
+    }
     let mut expr = String::from("End");
     for e in linked.iter().rev() {
         expr = format!(
