@@ -2,13 +2,12 @@
 //! kept and reused: a query that waits is handed to an idle worker task of its listener
 //! instead of becoming a task of its own. Spawning a glommio task per query cost an
 //! allocation of the whole chain future and a copy of it, plus glommio's lookup of the
-//! executor's sleep notifier under a global lock; a worker pays that once. Query buffers
-//! and the reply buffers of answers written in place are recycled too (forward still hands
-//! over a reply buffer of its own per query).
+//! executor's sleep notifier under a global lock; a worker pays that once. Query and reply
+//! buffers are recycled too (forward's UDP mux swaps its upstream reply buffers with them).
 
 use super::core::CoreServer;
 use super::replies::ReplyQueue;
-use super::serve::{Verdict, flush_soon, serve_deferred, spawn_refreshes};
+use super::serve::{Verdict, deferred_finished, deferred_started, serve_deferred};
 use super::spare::SpareBufs;
 use crate::plugin::{Handler, Proto};
 use std::cell::{Cell, RefCell};
@@ -41,8 +40,8 @@ pub struct DeferredPool<H> {
     /// The workers waiting for a job, the most recently idle last: each one's "listed" flag
     /// (shared with the worker) and waker.
     idle: RefCell<Vec<(Rc<Cell<bool>>, Waker)>>,
-    workers: Cell<usize>,
-    busy: Cell<usize>,
+    /// Queries submitted and not yet finished (queued or being served).
+    pending: Cell<usize>,
     closed: Cell<bool>,
     spare: SpareBufs,
     replies: Rc<ReplyQueue>,
@@ -54,8 +53,7 @@ impl<H: Handler + 'static> DeferredPool<H> {
         Rc::new(DeferredPool {
             jobs: RefCell::new(VecDeque::new()),
             idle: RefCell::new(Vec::new()),
-            workers: Cell::new(0),
-            busy: Cell::new(0),
+            pending: Cell::new(0),
             closed: Cell::new(false),
             spare: SpareBufs::default(),
             replies,
@@ -72,7 +70,8 @@ impl<H: Handler + 'static> DeferredPool<H> {
         peer: SocketAddr,
         note: Option<u64>,
     ) {
-        core.inflight.set(core.inflight.get() + 1);
+        deferred_started(core);
+        self.pending.set(self.pending.get() + 1);
         let packet = self.spare.copy_of(query);
         self.jobs.borrow_mut().push_back(Job {
             core: core.clone(),
@@ -89,7 +88,6 @@ impl<H: Handler + 'static> DeferredPool<H> {
                 w.wake();
             }
             None => {
-                self.workers.set(self.workers.get() + 1);
                 glommio::spawn_local(worker(self.clone())).detach();
             }
         }
@@ -107,13 +105,13 @@ impl<H: Handler + 'static> DeferredPool<H> {
 
     /// Queries queued or being served.
     pub fn pending(&self) -> usize {
-        self.jobs.borrow().len() + self.busy.get()
+        self.pending.get()
     }
 
-    /// Worker tasks alive (busy or idle).
+    /// Worker tasks alive (busy or idle): each holds the pool, as does the caller.
     #[cfg(test)]
-    pub fn workers(&self) -> usize {
-        self.workers.get()
+    pub fn workers(self: &Rc<Self>) -> usize {
+        Rc::strong_count(self) - 1
     }
 
     fn next_job<'a>(&'a self, listed: &'a Rc<Cell<bool>>) -> NextJob<'a, H> {
@@ -160,31 +158,10 @@ impl<H> Future for NextJob<'_, H> {
     }
 }
 
-/// Counts the worker busy while it serves a job. (A panic in a block with `debug` is not
-/// recovered anywhere: it ends the core's thread, as it did with a task per query.)
-struct Serving<'a, H>(&'a DeferredPool<H>);
-
-impl<H> Drop for Serving<'_, H> {
-    fn drop(&mut self) {
-        self.0.busy.set(self.0.busy.get() - 1);
-    }
-}
-
-struct Alive<'a, H>(&'a DeferredPool<H>);
-
-impl<H> Drop for Alive<'_, H> {
-    fn drop(&mut self) {
-        self.0.workers.set(self.0.workers.get() - 1);
-    }
-}
-
 /// One worker: serves jobs until the pool lets it go.
 async fn worker<H: Handler + 'static>(pool: Rc<DeferredPool<H>>) {
-    let _alive = Alive(&pool);
     let listed = Rc::new(Cell::new(false));
     while let Some(job) = pool.next_job(&listed).await {
-        pool.busy.set(pool.busy.get() + 1);
-        let serving = Serving(&pool);
         let Job {
             core,
             listener,
@@ -211,10 +188,10 @@ async fn worker<H: Handler + 'static>(pool: Rc<DeferredPool<H>>) {
             pool.replies.recycle(reply);
         }
         pool.spare.put(packet);
-        core.inflight.set(core.inflight.get() - 1);
-        flush_soon(&core);
-        spawn_refreshes(&core);
-        drop(serving);
+        // (A panic in a block with `debug` is not recovered anywhere: it ends the core's
+        // thread, as it did with a task per query; other panics end in serve_deferred.)
+        pool.pending.set(pool.pending.get() - 1);
+        deferred_finished(&core);
     }
 }
 

@@ -332,21 +332,33 @@ where
     F: FnOnce(std::rc::Rc<CoreServer<H>>) -> Fut + 'static,
     Fut: Future<Output = ()> + 'static,
 {
-    core.inflight.set(core.inflight.get() + 1);
+    deferred_started(&core);
     glommio::spawn_local(async move {
         let c = core.clone();
         task(core).await;
-        c.inflight.set(c.inflight.get() - 1);
-        flush_soon(&c);
-        spawn_refreshes(&c);
+        deferred_finished(&c);
     })
     .detach();
+}
+
+/// Counts a deferred query in the core's queries in flight, which a graceful stop waits
+/// for. Each one ends with [`deferred_finished`].
+pub fn deferred_started<H>(core: &CoreServer<H>) {
+    core.inflight.set(core.inflight.get() + 1);
+}
+
+/// The bookkeeping after a deferred query: no longer in flight, its plugins' end-of-batch
+/// work and the background refreshes it asked for scheduled.
+pub fn deferred_finished<H: Handler + 'static>(core: &std::rc::Rc<CoreServer<H>>) {
+    core.inflight.set(core.inflight.get() - 1);
+    flush_soon(core);
+    spawn_refreshes(core);
 }
 
 /// Runs the plugins' end-of-batch work (log's buffered lines) once for all the deferred
 /// queries that finish in one executor turn: with `log` in front of `forward`, one write per
 /// burst of upstream replies instead of one per query.
-pub fn flush_soon<H: Handler + 'static>(core: &std::rc::Rc<CoreServer<H>>) {
+fn flush_soon<H: Handler + 'static>(core: &std::rc::Rc<CoreServer<H>>) {
     if !core.has_after_batch || core.flush_queued.replace(true) {
         return;
     }
