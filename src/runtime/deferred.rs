@@ -178,7 +178,8 @@ async fn worker<H: Handler + 'static>(pool: Rc<DeferredPool<H>>) {
             &packet,
             peer,
             Proto::Udp,
-            (note, Some(received)),
+            note,
+            Some(received),
             &mut reply,
         )
         .await;

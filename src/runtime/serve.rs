@@ -249,7 +249,8 @@ pub async fn serve_deferred<H: Handler>(
     packet: &[u8],
     client: SocketAddr,
     proto: Proto,
-    (note, received): (Option<u64>, Option<std::time::Instant>),
+    note: Option<u64>,
+    received: Option<std::time::Instant>,
     reply: &mut Vec<u8>,
 ) -> Verdict {
     reply.clear();
@@ -464,7 +465,8 @@ mod tests {
             QUERY,
             client,
             Proto::Udp,
-            (Some(7), None),
+            Some(7),
+            None,
             &mut reply,
         ));
         assert_eq!(v, Verdict::Send);

@@ -40,11 +40,13 @@ impl SpareBufs {
     }
 
     /// How many are kept now.
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.bufs.borrow().len()
     }
 
     /// Whether none is kept.
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

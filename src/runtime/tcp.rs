@@ -208,7 +208,8 @@ async fn connection<H: Handler + 'static>(
                         &packet,
                         client,
                         Proto::Tcp,
-                        (note, None),
+                        note,
+                        None,
                         &mut reply,
                     )
                     .await
