@@ -1258,6 +1258,15 @@ macro_rules! consume_rings {
         consumed
     }}
 }
+/// ringdns: whether the timer in `timer` was submitted and has not completed (fired or
+/// been cancelled) yet.
+fn pending(timer: &Cell<Option<Source>>) -> bool {
+    let source = timer.take();
+    let pending = source.as_ref().is_some_and(|s| s.result().is_none());
+    timer.set(source);
+    pending
+}
+
 macro_rules! flush_cancellations {
     (into $output:expr; $( $ring:expr ),+ ) => {{
         $(
@@ -1814,22 +1823,28 @@ impl Reactor {
         // consume all events from the rings
         consume_rings!(into &mut woke; lat_ring, poll_ring, main_ring);
 
-        // Cancel the old timer regardless of whether we can sleep:
-        // if we won't sleep, we will register the new timer with its new
-        // value.
-        //
-        // But if we will sleep, there might be a timer registered that needs
-        // to be removed otherwise we'll wake up when it expires.
-        drop(self.latency_preemption_timeout_src.take());
+        // ringdns: both preemption timers stay armed while they are pending. Glommio
+        // cancelled and re-armed them on every call (two cancellations, two timeouts and
+        // an eventfd write: five requests and a kernel entry each time), and this runs
+        // every time the task queues run dry, several times per millisecond under load.
+        // A latency timer armed at an earlier call fires at most one preemption period
+        // after that call, so a task queue may be preempted early, never late; before
+        // sleeping it is still cancelled (below).
+        let mut latency_timer_armed = pending(&self.latency_preemption_timeout_src);
+        if !latency_timer_armed {
+            drop(self.latency_preemption_timeout_src.take());
+        }
 
         // Schedule the throughput-based timeout immediately: it won't matter if we end
         // up sleeping.
-        self.throughput_preemption_timeout_src.replace(Some(
-            main_ring.prepare_throughput_preemption_timer(
-                self.ring_depth() as u32,
-                self.eventfd_src.raw(),
-            ),
-        ));
+        if !pending(&self.throughput_preemption_timeout_src) {
+            self.throughput_preemption_timeout_src.replace(Some(
+                main_ring.prepare_throughput_preemption_timer(
+                    self.ring_depth() as u32,
+                    self.eventfd_src.raw(),
+                ),
+            ));
+        }
 
         // This will only dispatch if we run out of sqes. Which means until
         // flush_rings! nothing is really send to the kernel...
@@ -1841,11 +1856,23 @@ impl Reactor {
         consume_rings!(into &mut woke; lat_ring, poll_ring, main_ring);
 
         // If we generated any event so far, we can't sleep. Need to handle them.
-        let should_sleep = preempt_timer().is_none()
+        let mut should_sleep = preempt_timer().is_none()
             && (woke == 0)
             && poll_ring.can_sleep()
             && main_ring.can_sleep()
             && lat_ring.can_sleep();
+
+        // ringdns: a latency timer kept armed above must not wake us from sleep: cancel
+        // it now, and sleep only if that produced no event either.
+        if should_sleep && latency_timer_armed {
+            drop(self.latency_preemption_timeout_src.take());
+            latency_timer_armed = false;
+            flush_cancellations!(into &mut woke; lat_ring, poll_ring, main_ring);
+            flush_rings!(lat_ring, poll_ring, main_ring)?;
+            consume_rings!(into &mut woke; lat_ring, poll_ring, main_ring);
+            should_sleep =
+                woke == 0 && poll_ring.can_sleep() && main_ring.can_sleep() && lat_ring.can_sleep();
+        }
 
         if should_sleep {
             // We are about to go to sleep. It's ok to sleep, but if there
@@ -1879,7 +1906,8 @@ impl Reactor {
             }
         }
 
-        if let Some(preempt) = preempt_timer() {
+        // ringdns: only when the previous one is no longer pending.
+        if let (Some(preempt), false) = (preempt_timer(), latency_timer_armed) {
             self.latency_preemption_timeout_src
                 .set(Some(lat_ring.prepare_latency_preemption_timer(preempt)));
             flush_rings!(lat_ring, main_ring)?;
