@@ -92,6 +92,9 @@ bitflags::bitflags! {
         const CQSIZE    = 1 << 3;
         const CLAMP     = 1 << 4;
         const ATTACH_WQ = 1 << 5;
+        /// ringdns: completions are not pushed to a running task with an interrupt; it
+        /// picks them up the next time it enters the kernel (Linux 5.19).
+        const COOP_TASKRUN = 1 << 8;
     }
 }
 

@@ -904,7 +904,18 @@ impl SleepableRing {
     ) -> io::Result<Self> {
         assert!(*IO_URING_RECENT_ENOUGH);
         Ok(SleepableRing {
-            ring: iou::IoUring::new(size as _)?,
+            // ringdns: without COOP_TASKRUN, every completion (a socket turning readable,
+            // a timer firing) that arrives while this thread runs interrupts it with a
+            // rescheduling IPI, about one per wake-up under load. The thread enters the
+            // kernel often enough (each batch's syscalls, each tick) to pick completions
+            // up itself, and a sleeping thread is still woken. Kernels before 5.19 refuse
+            // the flag: the ring is then set up as before.
+            ring: iou::IoUring::new_with_flags(
+                size as _,
+                iou::SetupFlags::COOP_TASKRUN,
+                iou::SetupFeatures::empty(),
+            )
+            .or_else(|_| iou::IoUring::new(size as _))?,
             size,
             submission_queue: UringQueueState::with_capacity(size * 4),
             name,
