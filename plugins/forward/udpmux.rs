@@ -278,10 +278,8 @@ impl Shared {
             if self.retired.get() && self.pending.borrow().is_empty() {
                 break;
             }
-            // peek_from, not peek: glommio submits its wait at once (peek's would wait for the
-            // next flush of the ring).
-            let mut one = [0u8; 1];
-            if let Err(e) = self.sock.peek_from(&mut one).await {
+            // One io_uring poll; an ICMP error wakes it too and the next recvmmsg reports it.
+            if let Err(e) = self.sock.readable().await {
                 let e: io::Error = e.into();
                 if e.kind() != io::ErrorKind::Interrupted {
                     self.fail_all(e.kind());

@@ -1,5 +1,6 @@
 //! The batched datagram backend: recvmmsg until the socket is empty, then park on the
-//! executor (a 1-byte MSG_PEEK through glommio's io_uring) until it is readable again;
+//! executor (one io_uring poll, `UdpSocket::readable` of vendor/glommio) until it is
+//! readable again;
 //! replies leave in one sendmmsg. Under load this is one syscall per batch each way.
 
 use super::backend::DatagramBackend;
@@ -175,11 +176,7 @@ impl DatagramBackend for Mmsg {
                 return Ok(n);
             }
             // Empty: wait for readability without consuming the datagram.
-            let mut one = [0u8; 1];
-            self.sock
-                .peek_from(&mut one)
-                .await
-                .map_err(io::Error::from)?;
+            self.sock.readable().await.map_err(io::Error::from)?;
         }
     }
 

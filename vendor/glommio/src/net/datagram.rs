@@ -95,6 +95,18 @@ impl<S: AsRawFd + FromRawFd + From<socket2::Socket>> GlommioDatagram<S> {
         self.consume_receive_buffer(source, buf).await
     }
 
+    /// ringdns: waits until the socket is readable or has an error, reading nothing: one
+    /// poll request on the main ring, where `peek_from` costs a non-blocking `recvmsg`
+    /// syscall first and then a `recvmsg` request with a buffer on the latency ring.
+    pub(crate) async fn readable(&self) -> io::Result<()> {
+        let source = self
+            .reactor
+            .upgrade()
+            .unwrap()
+            .poll_read_ready(self.socket.as_raw_fd());
+        source.collect_rw().await.map(|_| ())
+    }
+
     pub(crate) async fn peek_from<T: SockaddrLike>(
         &self,
         buf: &mut [u8],

@@ -500,6 +500,15 @@ impl UdpSocket {
         self.socket.peek(buf).await.map_err(Into::into)
     }
 
+    /// ringdns: waits until a datagram (or an error) is waiting on the socket, without
+    /// reading it.
+    ///
+    /// For a caller that drains the socket with its own non-blocking calls and only
+    /// needs to know when to try again.
+    pub async fn readable(&self) -> Result<()> {
+        self.socket.readable().await.map_err(Into::into)
+    }
+
     ///Receives a single datagram message on the socket, without removing it
     /// from the queue. On success, returns the number of bytes read and the
     /// origin.
