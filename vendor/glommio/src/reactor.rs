@@ -182,8 +182,9 @@ impl Reactor {
         ring_depth: usize,
         record_io_latencies: bool,
         blocking_thread: BlockingThreadPool,
+        coop_taskrun: bool,
     ) -> io::Result<Reactor> {
-        let sys = sys::Reactor::new(notifier, io_memory, ring_depth, blocking_thread)?;
+        let sys = sys::Reactor::new(notifier, io_memory, ring_depth, blocking_thread, coop_taskrun)?;
         let (preempt_ptr_head, preempt_ptr_tail) = sys.preempt_pointers();
         Ok(Reactor {
             sys,

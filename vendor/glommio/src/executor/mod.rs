@@ -1170,6 +1170,9 @@ impl LocalExecutor {
                 config.ring_depth,
                 config.record_io_latencies,
                 blocking_thread,
+                // ringdns: an executor that spins before parking watches its rings from
+                // user space, where cooperative completions would not show up.
+                config.spin_before_park.is_none_or(|d| d.is_zero()),
             )?),
             stall_detector: RefCell::new(
                 config

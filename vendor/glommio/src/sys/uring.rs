@@ -901,21 +901,28 @@ impl SleepableRing {
         name: &'static str,
         allocator: Rc<UringBufferAllocator>,
         source_map: Rc<RefCell<SourceMap>>,
+        coop_taskrun: bool,
     ) -> io::Result<Self> {
         assert!(*IO_URING_RECENT_ENOUGH);
-        Ok(SleepableRing {
-            // ringdns: without COOP_TASKRUN, every completion (a socket turning readable,
-            // a timer firing) that arrives while this thread runs interrupts it with a
-            // rescheduling IPI, about one per wake-up under load. The thread enters the
-            // kernel often enough (each batch's syscalls, each tick) to pick completions
-            // up itself, and a sleeping thread is still woken. Kernels before 5.19 refuse
-            // the flag: the ring is then set up as before.
-            ring: iou::IoUring::new_with_flags(
+        // ringdns: without COOP_TASKRUN, every completion (a socket turning readable, a
+        // timer firing) that arrives while this thread runs interrupts it with a
+        // rescheduling IPI, about one per wake-up under load. The thread enters the kernel
+        // often enough (each batch's syscalls, each tick) to pick completions up itself,
+        // and a sleeping thread is still woken. Not for an executor that spins before
+        // parking: its spin reads the rings without entering the kernel and would not see
+        // them. Kernels before 5.19 refuse the flag: the ring is then set up as before.
+        let ring = if coop_taskrun {
+            iou::IoUring::new_with_flags(
                 size as _,
                 iou::SetupFlags::COOP_TASKRUN,
                 iou::SetupFeatures::empty(),
             )
-            .or_else(|_| iou::IoUring::new(size as _))?,
+            .or_else(|_| iou::IoUring::new(size as _))?
+        } else {
+            iou::IoUring::new(size as _)?
+        };
+        Ok(SleepableRing {
+            ring,
             size,
             submission_queue: UringQueueState::with_capacity(size * 4),
             name,
@@ -1309,6 +1316,7 @@ impl Reactor {
         mut io_memory: usize,
         ring_depth: usize,
         blocking_thread: BlockingThreadPool,
+        coop_taskrun: bool,
     ) -> crate::Result<Reactor, ()> {
         const MIN_MEMLOCK_LIMIT: u64 = 512 * 1024;
         let (memlock_limit, _) = Resource::MEMLOCK.get()?;
@@ -1326,11 +1334,21 @@ impl Reactor {
         let allocator = Rc::new(UringBufferAllocator::new(io_memory));
         let registry = vec![allocator.as_bytes()];
 
-        let main_ring =
-            SleepableRing::new(ring_depth, "main", allocator.clone(), source_map.clone())?;
+        let main_ring = SleepableRing::new(
+            ring_depth,
+            "main",
+            allocator.clone(),
+            source_map.clone(),
+            coop_taskrun,
+        )?;
         let poll_ring = PollRing::new(ring_depth, allocator.clone(), source_map.clone())?;
-        let mut latency_ring =
-            SleepableRing::new(ring_depth, "latency", allocator.clone(), source_map.clone())?;
+        let mut latency_ring = SleepableRing::new(
+            ring_depth,
+            "latency",
+            allocator.clone(),
+            source_map.clone(),
+            coop_taskrun,
+        )?;
 
         match main_ring.registrar().register_buffers_by_ref(&registry) {
             Err(x) => warn!("Error: registering buffers in the main ring. Skipping{x:#?}"),
@@ -2078,7 +2096,7 @@ mod tests {
     fn timeout_smoke_test() {
         let notifier = sys::new_sleep_notifier().unwrap();
         let pool = BlockingThreadPool::new(PoolPlacement::Unbound(1), notifier.clone()).unwrap();
-        let reactor = Reactor::new(notifier, 0, 128, pool).unwrap();
+        let reactor = Reactor::new(notifier, 0, 128, pool, true).unwrap();
 
         fn timeout_source(millis: u64) -> (Source, UringOpDescriptor) {
             let source = Source::new(
@@ -2194,7 +2212,7 @@ mod tests {
     fn sqe_link_chain() {
         let allocator = Rc::new(UringBufferAllocator::new(65536));
         let source_map = Rc::new(RefCell::new(SourceMap::default()));
-        let mut ring = SleepableRing::new(4, "main", allocator, source_map).unwrap();
+        let mut ring = SleepableRing::new(4, "main", allocator, source_map, true).unwrap();
         let q = ring.submission_queue();
         let mut queue = q.borrow_mut();
 
@@ -2228,7 +2246,7 @@ mod tests {
     fn unterminated_sqe_link_chain() {
         let allocator = Rc::new(UringBufferAllocator::new(65536));
         let source_map = Rc::new(RefCell::new(SourceMap::default()));
-        let mut ring = SleepableRing::new(2, "main", allocator, source_map).unwrap();
+        let mut ring = SleepableRing::new(2, "main", allocator, source_map, true).unwrap();
         let q = ring.submission_queue();
         let mut queue = q.borrow_mut();
 
@@ -2248,7 +2266,7 @@ mod tests {
     fn sqe_link_chain_overflow() {
         let allocator = Rc::new(UringBufferAllocator::new(65536));
         let source_map = Rc::new(RefCell::new(SourceMap::default()));
-        let mut ring = SleepableRing::new(2, "main", allocator, source_map).unwrap();
+        let mut ring = SleepableRing::new(2, "main", allocator, source_map, true).unwrap();
         let q = ring.submission_queue();
         let mut queue = q.borrow_mut();
 
