@@ -7,7 +7,7 @@
 
 use super::idmap::IdMap;
 use super::udpio::{self, OutQueue, Receiver, Sender};
-use crate::runtime::spare::SpareBufs;
+use crate::plugin::spare::SpareBufs;
 use glommio::net::UdpSocket;
 use nix::errno::Errno;
 use std::cell::{Cell, RefCell};

@@ -13,6 +13,7 @@ pub mod readiness;
 mod request;
 pub mod reverse;
 mod setup;
+pub mod spare;
 mod status;
 
 pub use chain::{End, Handler, Link};

@@ -8,7 +8,7 @@
 use super::core::CoreServer;
 use super::replies::ReplyQueue;
 use super::serve::{Verdict, deferred_finished, deferred_started, serve_deferred};
-use super::spare::SpareBufs;
+use crate::plugin::spare::SpareBufs;
 use crate::plugin::{Handler, Proto};
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;

@@ -12,7 +12,6 @@ mod replies;
 pub mod router;
 pub mod serve;
 mod sockets;
-pub mod spare;
 pub mod stop;
 pub mod swap;
 mod tcp;

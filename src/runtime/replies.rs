@@ -3,7 +3,7 @@
 //! task, so a burst of upstream answers costs one syscall, not one per reply.
 
 use super::mmsg;
-use super::spare::SpareBufs;
+use crate::plugin::spare::SpareBufs;
 use glommio::net::UdpSocket;
 use std::cell::{Cell, RefCell};
 use std::future::Future;

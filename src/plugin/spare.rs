@@ -1,7 +1,7 @@
 //! Byte buffers kept for reuse on one core: the query copies of deferred queries, the
-//! replies sent by the reply sender, forward's upstream replies. A buffer handed back is
-//! cleared and kept (up to a count, and not when it grew large), so the steady state of
-//! those paths allocates nothing.
+//! replies sent by the reply sender, forward's upstream replies (in `plugin`, the layer both
+//! the runtime and the plugins build on). A buffer handed back is cleared and kept (up to a
+//! count, and not when it grew large), so the steady state of those paths allocates nothing.
 
 use std::cell::RefCell;
 
