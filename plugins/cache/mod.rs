@@ -29,8 +29,6 @@ pub struct Shared {
     /// The block's (server, zone) pairs, known at build time: one set of counters per server.
     routes: Arc<std::sync::OnceLock<Vec<(String, String)>>>,
     zones: Vec<Vec<u8>>,
-    /// One of the zones is the root: every query is covered.
-    covers_all: bool,
     disable_success: Vec<Vec<u8>>,
     disable_denial: Vec<Vec<u8>>,
 }
@@ -78,7 +76,6 @@ impl Plugin for Cache {
         let zones = wires(&cfg.zones).map_err(err)?;
         Ok(Shared {
             routes: block.routes.clone(),
-            covers_all: zones.iter().any(|z| z.as_slice() == [0]),
             zones,
             disable_success: wires(&cfg.disable_success).map_err(err)?,
             disable_denial: wires(&cfg.disable_denial).map_err(err)?,
@@ -216,9 +213,6 @@ impl Cache {
 
     /// Whether the query is in one of the cache's zones.
     fn covers(&self, req: &Request<'_>) -> bool {
-        if self.shared.covers_all {
-            return true;
-        }
         let name = req.query.qname();
         self.shared.zones.iter().any(|z| name.is_subdomain_of(z))
     }

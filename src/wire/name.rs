@@ -244,6 +244,10 @@ impl<'a> Name<'a> {
     /// case-insensitive, on label boundaries). `zone_wire` must be a valid
     /// wire name; an empty slice is never a zone.
     pub fn is_subdomain_of(&self, zone_wire: &[u8]) -> bool {
+        // Every name is under the root: no label walk for the commonest zone.
+        if zone_wire == [0] {
+            return true;
+        }
         if zone_wire.is_empty() || zone_wire.len() > self.wire.len() {
             return false;
         }
