@@ -504,7 +504,8 @@ impl UdpSocket {
     /// reading it.
     ///
     /// For a caller that drains the socket with its own non-blocking calls and only
-    /// needs to know when to try again.
+    /// needs to know when to try again. The socket's read timeout does not apply: drop
+    /// the future to stop waiting.
     pub async fn readable(&self) -> Result<()> {
         self.socket.readable().await.map_err(Into::into)
     }

@@ -1276,6 +1276,7 @@ macro_rules! consume_rings {
         consumed
     }}
 }
+
 /// ringdns: whether the timer in `timer` was submitted and has not completed (fired or
 /// been cancelled) yet.
 fn pending(timer: &Cell<Option<Source>>) -> bool {
