@@ -217,8 +217,8 @@ impl Cache {
         self.shared.zones.iter().any(|z| name.is_subdomain_of(z))
     }
 
-    /// The query's key. The name is lower-cased as it is hashed (and compared, in
-    /// [`Cache::lookup`]), never copied: the future of `serve` (which every query builds on
+    /// The query's key. The name is lower-cased as it is hashed (and compared with the
+    /// stored one, in `Entry::is_for`), never copied: the future of `serve` (which every query builds on
     /// the stack, inside the chain's) keeps no name buffer across its awaits.
     fn key(&self, req: &Request<'_>) -> u64 {
         let q = &req.query;

@@ -40,7 +40,7 @@ struct Slot {
     question: [u8; MAX_QUESTION],
     question_len: usize,
     /// When the sweeper gives up on it (one per-core sweep instead of a timer per query).
-    deadline: Cell<Option<Instant>>,
+    deadline: Instant,
     /// The reply and when it came in (one clock read per received batch, not per query),
     /// or why none will.
     reply: RefCell<Option<Delivery>>,
@@ -61,7 +61,7 @@ impl Slot {
         Slot {
             question: q,
             question_len: n,
-            deadline: Cell::new(Some(deadline)),
+            deadline,
             reply: RefCell::new(None),
             waker: RefCell::new(None),
         }
@@ -123,7 +123,7 @@ struct Spare {
     bufs: SpareBufs,
 }
 
-/// Spare slots and buffers kept per mux (more are freed).
+/// Spare slots kept per mux (more are freed; reply buffers are bounded by `SpareBufs`).
 const MAX_SPARE: usize = 256;
 
 impl Spare {
@@ -315,7 +315,7 @@ impl Shared {
     fn expire(&self, now: Instant) -> bool {
         let mut late: Vec<Rc<Slot>> = Vec::new();
         self.pending.borrow_mut().retain(|_, slot| {
-            let keep = slot.deadline.get().is_none_or(|d| now < d);
+            let keep = now < slot.deadline;
             if !keep {
                 late.push(slot.clone());
             }

@@ -94,13 +94,10 @@ impl std::fmt::Display for ExchangeError {
     }
 }
 
-/// A reply with our ID but no question and an error rcode: the upstream rejected the query.
-fn rejected(reply: &[u8], id: u16) -> Option<u8> {
-    (reply.len() >= 12
-        && reply[0..2] == id.to_be_bytes()
-        && reply[2] & 0x80 != 0
-        && reply[4..6] == [0, 0]
-        && reply[3] & 0x0f != 0)
+/// A reply (with our ID: the mux and the connections hand over only those) with no question
+/// and an error rcode: the upstream rejected the query.
+fn rejected(reply: &[u8]) -> Option<u8> {
+    (reply.len() >= 12 && reply[2] & 0x80 != 0 && reply[4..6] == [0, 0] && reply[3] & 0x0f != 0)
         .then_some(reply[3] & 0x0f)
 }
 
@@ -200,9 +197,7 @@ impl UpstreamCore {
         match outcome {
             udpmux::Outcome::Reply(mut r, at) => {
                 ask.answered = Some(at);
-                // The mux handed over the reply with the ID it sent.
-                let id = u16::from_be_bytes([r[0], r[1]]);
-                if let Some(rc) = rejected(&r, id) {
+                if let Some(rc) = rejected(&r) {
                     self.udp.recycle(r);
                     return Err(ExchangeError::Rejected(rc));
                 }
@@ -318,7 +313,7 @@ impl UpstreamCore {
                 Ok(r) => {
                     // The connection handed over the reply with the ID it sent.
                     let id = u16::from_be_bytes([r[0], r[1]]);
-                    if let Some(rc) = rejected(&r, id) {
+                    if let Some(rc) = rejected(&r) {
                         return Err(ExchangeError::Rejected(rc));
                     }
                     if !reply_matches(&r, id, ask.question) {

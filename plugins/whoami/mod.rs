@@ -47,7 +47,8 @@ fn answer(req: &mut Request<'_>) -> Status {
     };
     let mut w = MessageWriter::reply(&req.query, req.reply, NOERROR);
     w.set_aa(true);
-    let addr = match req.client.ip() {
+    // An IPv4-mapped IPv6 client is an IPv4 client.
+    let addr = match req.client.ip().to_canonical() {
         IpAddr::V4(ip) => w.push(
             Section::Additional,
             Owner::Question,
@@ -56,24 +57,14 @@ fn answer(req: &mut Request<'_>) -> Status {
             0,
             &ip.octets(),
         ),
-        IpAddr::V6(ip) => match ip.to_ipv4_mapped() {
-            Some(v4) => w.push(
-                Section::Additional,
-                Owner::Question,
-                A,
-                class,
-                0,
-                &v4.octets(),
-            ),
-            None => w.push(
-                Section::Additional,
-                Owner::Question,
-                AAAA,
-                class,
-                0,
-                &ip.octets(),
-            ),
-        },
+        IpAddr::V6(ip) => w.push(
+            Section::Additional,
+            Owner::Question,
+            AAAA,
+            class,
+            0,
+            &ip.octets(),
+        ),
     };
     // SRV: priority 0, weight 0, the client's port, target the root.
     let p = port.to_be_bytes();

@@ -60,8 +60,9 @@ pub trait Plugin: Sized + 'static {
     /// [`Plugin::serve`] instead, so it must leave the request as it was and count nothing
     /// (housekeeping that `serve` would do anyway, such as dropping an expired cache entry,
     /// is fine). It never defers: a query that must wait gets `None`. For the hot answers (a
-    /// cache hit) this skips building and polling the chain's future. A plugin that wraps the rest of the chain (log, errors,
-    /// metrics) calls [`next_or_failure_now`] and does its part only when that gave `Some`.
+    /// cache hit) this skips building and polling the chain's future. A plugin that wraps
+    /// the rest of the chain (log, errors, metrics) calls [`next_or_failure_now`] and does
+    /// its part only when that gave `Some`.
     /// The default is `None`: always through `serve`.
     fn serve_now<N: Handler>(&self, _req: &mut Request<'_>, _next: &N) -> Option<Status> {
         None

@@ -65,8 +65,7 @@ fn error_reply(q: &Query<'_>, rcode: u8, proto: Proto, reply: &mut Vec<u8>) -> V
 // Inlined: returned through memory, its Query was read back right after being written
 // piecewise (a store-forwarding stall on every query in the profile).
 #[inline(always)]
-fn route<'a, H>(
-    core: &'a CoreServer<H>,
+fn route<'a>(
     l: &'a ListenerCtx,
     packet: &'a [u8],
     cut: bool,
@@ -95,7 +94,6 @@ fn route<'a, H>(
     let Some((block, zone)) = l.router.route(query.qname_bytes(), query.qtype()) else {
         return Route::Done(refused(l, &query, proto, client, reply));
     };
-    let _ = core;
     Route::Chain { query, block, zone }
 }
 
@@ -184,7 +182,7 @@ pub fn serve_inline<H: Handler>(
     reply: &mut Vec<u8>,
 ) -> Verdict {
     reply.clear();
-    let (query, bi, zone) = match route(core, l, packet, cut, (proto, client), reply) {
+    let (query, bi, zone) = match route(l, packet, cut, (proto, client), reply) {
         Route::Done(v) => return v,
         Route::Chain { query, block, zone } => (query, block, zone),
     };
@@ -254,7 +252,7 @@ pub async fn serve_deferred<H: Handler>(
     reply: &mut Vec<u8>,
 ) -> Verdict {
     reply.clear();
-    let (query, bi, zone) = match route(core, l, packet, false, (proto, client), reply) {
+    let (query, bi, zone) = match route(l, packet, false, (proto, client), reply) {
         Route::Done(v) => return v,
         Route::Chain { query, block, zone } => (query, block, zone),
     };
@@ -294,8 +292,7 @@ pub async fn serve_deferred<H: Handler>(
 async fn serve_refresh<H: Handler>(core: &CoreServer<H>, r: &Refresh) {
     let l = &core.listeners[r.listener];
     let mut reply = Vec::new();
-    let (query, bi, zone) = match route(core, l, &r.packet, false, (r.proto, r.client), &mut reply)
-    {
+    let (query, bi, zone) = match route(l, &r.packet, false, (r.proto, r.client), &mut reply) {
         Route::Done(_) => return,
         Route::Chain { query, block, zone } => (query, block, zone),
     };
@@ -344,13 +341,13 @@ where
 
 /// Counts a deferred query in the core's queries in flight, which a graceful stop waits
 /// for. Each one ends with [`deferred_finished`].
-pub fn deferred_started<H>(core: &CoreServer<H>) {
+pub(super) fn deferred_started<H>(core: &CoreServer<H>) {
     core.inflight.set(core.inflight.get() + 1);
 }
 
 /// The bookkeeping after a deferred query: no longer in flight, its plugins' end-of-batch
 /// work and the background refreshes it asked for scheduled.
-pub fn deferred_finished<H: Handler + 'static>(core: &std::rc::Rc<CoreServer<H>>) {
+pub(super) fn deferred_finished<H: Handler + 'static>(core: &std::rc::Rc<CoreServer<H>>) {
     core.inflight.set(core.inflight.get() - 1);
     flush_soon(core);
     spawn_refreshes(core);

@@ -532,7 +532,7 @@ fn word(b: &[u8]) -> u64 {
 /// ASCII lower case of the eight bytes of `x` at once: each byte in `A..=Z` gains 0x20,
 /// every other byte (label lengths, digits, bytes ≥ 0x80) stays.
 #[inline]
-pub const fn lowercase_word(x: u64) -> u64 {
+const fn lowercase_word(x: u64) -> u64 {
     const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
     const HIGH: u64 = 0x8080_8080_8080_8080;
     let low = x & LOW7;
