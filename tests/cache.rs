@@ -43,7 +43,7 @@ fn ttls(m: &Message) -> Vec<u32> {
 
 #[test]
 fn ttls_are_clamped_to_the_configured_range() {
-    let auth = Authority::start(zone(&[("long.test.", 3600), ("short.test.", 1)]), None);
+    let auth = Authority::start(zone(&[("long.test.", 3600), ("short.test.", 1)]));
     let s = cached(&auth, "cache 10");
     let m = ask(s.port, &query(1, "long.test.", A));
     assert_eq!(
@@ -73,7 +73,7 @@ fn ttls_count_down_and_each_record_keeps_its_own() {
             addr: [192, 0, 2, 2],
         },
     ];
-    let auth = Authority::start(z, None);
+    let auth = Authority::start(z);
     let s = cached(&auth, "cache");
     let first = ask(s.port, &query(1, "two.test.", A));
     assert_eq!(ttls(&first), vec![300, 100]);
@@ -87,7 +87,7 @@ fn ttls_count_down_and_each_record_keeps_its_own() {
 
 #[test]
 fn denials_are_cached_for_the_soa_negative_ttl() {
-    let auth = Authority::start(zone(&[("exists.test.", 300)]), None);
+    let auth = Authority::start(zone(&[("exists.test.", 300)]));
     let s = cached(&auth, "cache");
     let m = ask(s.port, &query(1, "missing.test.", A));
     assert_eq!(m.metadata.response_code, ResponseCode::NXDomain);
@@ -108,7 +108,7 @@ fn denials_are_cached_for_the_soa_negative_ttl() {
 
 #[test]
 fn do_bit_queries_get_their_own_entries_and_hits_keep_the_clients_case_without_aa() {
-    let auth = Authority::start(zone(&[("case.test.", 300)]), None);
+    let auth = Authority::start(zone(&[("case.test.", 300)]));
     let s = cached(&auth, "cache");
     let miss = ask(s.port, &query(1, "case.test.", A));
     assert!(
@@ -143,7 +143,7 @@ fn do_bit_queries_get_their_own_entries_and_hits_keep_the_clients_case_without_a
 
 #[test]
 fn stale_answers_are_served_while_the_upstream_is_down() {
-    let auth = Authority::start(zone(&[("stale.test.", 1)]), None);
+    let auth = Authority::start(zone(&[("stale.test.", 1)]));
     let s = cached(&auth, "cache {\n  success 100 1 1\n  serve_stale 1h\n }");
     assert_eq!(ttls(&ask(s.port, &query(1, "stale.test.", A))), vec![1]);
     drop(auth); // the upstream is gone
@@ -159,7 +159,7 @@ fn stale_answers_are_served_while_the_upstream_is_down() {
 
 #[test]
 fn serve_stale_verify_asks_first_and_falls_back_to_stale() {
-    let auth = Authority::start(zone(&[("verify.test.", 1)]), None);
+    let auth = Authority::start(zone(&[("verify.test.", 1)]));
     let port = auth.port;
     let s = cached(
         &auth,
@@ -191,7 +191,7 @@ fn serve_stale_verify_asks_first_and_falls_back_to_stale() {
 
 #[test]
 fn prefetch_refreshes_a_popular_entry_before_it_expires() {
-    let auth = Authority::start(zone(&[("pop.test.", 4)]), None);
+    let auth = Authority::start(zone(&[("pop.test.", 4)]));
     let s = cached(&auth, "cache {\n  success 100 4 1\n  prefetch 2 1m 80%\n }");
     ask(s.port, &query(1, "pop.test.", A));
     std::thread::sleep(Duration::from_millis(1100));
@@ -214,16 +214,17 @@ fn prefetch_refreshes_a_popular_entry_before_it_expires() {
 }
 
 #[test]
-fn servfail_is_cached_briefly_and_capacity_evicts_the_least_recently_used() {
-    let auth = Authority::start(
-        zone(&[("a.test.", 300), ("b.test.", 300), ("c.test.", 300)]),
-        None,
-    );
+fn servfail_is_cached_briefly_and_capacity_evicts_an_entry_not_hit_since_it_was_stored() {
+    let auth = Authority::start(zone(&[
+        ("a.test.", 300),
+        ("b.test.", 300),
+        ("c.test.", 300),
+    ]));
     let s = cached(&auth, "cache {\n  success 2\n }");
     for n in ["a.test.", "b.test.", "a.test.", "c.test."] {
         ask(s.port, &query(1, n, A));
     }
-    // Capacity 2: c pushed out b (least recently used), a stayed.
+    // Capacity 2: c pushed out b (never hit), a (hit, so given a second chance) stayed.
     ask(s.port, &query(2, "a.test.", A));
     ask(s.port, &query(3, "b.test.", A));
     assert_eq!(auth.count("a.test."), 1);

@@ -91,19 +91,16 @@ impl Delta {
 
 #[test]
 fn queries_are_counted_by_zone_proto_family_type_rcode_and_plugin() {
-    let auth = Authority::start(
-        Zone {
-            records: vec![ARecord {
-                name: "www.test.".into(),
-                ttl: 300,
-                addr: [192, 0, 2, 1],
-            }],
-            soa_ttl: 3600,
-            soa_minimum: 60,
-            servfail_under_fail: false,
-        },
-        None,
-    );
+    let auth = Authority::start(Zone {
+        records: vec![ARecord {
+            name: "www.test.".into(),
+            ttl: 300,
+            addr: [192, 0, 2, 1],
+        }],
+        soa_ttl: 3600,
+        soa_minimum: 60,
+        servfail_under_fail: false,
+    });
     let hp = free_port();
     let (h, up) = (hp.port, auth.port);
     let s = Server::start(move |p| {

@@ -32,8 +32,8 @@ pub struct Zone {
 /// A running authority; stops when dropped.
 pub struct Authority {
     pub port: u16,
-    /// The claim on `port` when the authority picked it (released when it stops).
-    _claim: Option<super::Port>,
+    /// The claim on `port` (released when the authority stops).
+    _claim: super::Port,
     stop: Arc<AtomicBool>,
     /// How many queries per lower-case name reached it.
     pub counts: Arc<Mutex<HashMap<String, usize>>>,
@@ -107,32 +107,26 @@ pub fn answer(zone: &Zone, q: &[u8]) -> Option<(String, Vec<u8>)> {
     Some((name, r))
 }
 
-/// A UDP socket and a TCP listener on one port of 127.0.0.1: `port`, or a port claimed
-/// with `free_port` (so that no other test is handed it meanwhile), kept with the claim.
-fn bind_pair(port: Option<u16>) -> (UdpSocket, TcpListener, u16, Option<super::Port>) {
-    let bind = |p: u16| {
-        let udp = UdpSocket::bind(("127.0.0.1", p))?;
-        let tcp = TcpListener::bind(("127.0.0.1", p))?;
-        std::io::Result::Ok((udp, tcp))
-    };
-    if let Some(p) = port {
-        let (udp, tcp) = bind(p).unwrap_or_else(|e| panic!("port {p}: {e}"));
-        return (udp, tcp, p, None);
-    }
-    for _ in 0..200 {
+/// A UDP socket and a TCP listener on one port of 127.0.0.1, claimed with `free_port` (so
+/// that no other test is handed it meanwhile), kept with the claim.
+fn bind_pair() -> (UdpSocket, TcpListener, super::Port) {
+    for _ in 0..20 {
         // free_port checked the port and let it go: something else may bind it first.
         let claim = super::free_port();
-        if let Ok((udp, tcp)) = bind(claim.port) {
-            return (udp, tcp, claim.port, Some(claim));
+        let bound = UdpSocket::bind(("127.0.0.1", claim.port))
+            .and_then(|udp| Ok((udp, TcpListener::bind(("127.0.0.1", claim.port))?)));
+        if let Ok((udp, tcp)) = bound {
+            return (udp, tcp, claim);
         }
     }
     panic!("no port free for both UDP and TCP");
 }
 
 impl Authority {
-    /// Starts serving `zone` on a free port (or `port` when given).
-    pub fn start(zone: Zone, port: Option<u16>) -> Authority {
-        let (udp, tcp, port, claim) = bind_pair(port);
+    /// Starts serving `zone` on a free port.
+    pub fn start(zone: Zone) -> Authority {
+        let (udp, tcp, claim) = bind_pair();
+        let port = claim.port;
         udp.set_read_timeout(Some(Duration::from_millis(50)))
             .unwrap();
         tcp.set_nonblocking(true).unwrap();
