@@ -143,15 +143,11 @@ impl<H> Future for NextJob<'_, H> {
             }
             return Poll::Ready(job);
         }
-        if listed.get() {
-            // Woken while still listed: a stale waker, e.g. that of an upstream wait the
-            // chain dropped (serve_stale's verify timeout), fired after the task moved on.
-            // The worker keeps its one place in the list.
-            if let Some(entry) = idle.iter_mut().find(|(l, _)| Rc::ptr_eq(l, listed)) {
-                entry.1.clone_from(cx.waker());
-            }
-        } else {
-            listed.set(true);
+        // Woken while still listed is a stale waker, e.g. that of an upstream wait the chain
+        // dropped (serve_stale's verify timeout), fired after the task moved on: the worker
+        // keeps its one place in the list, whose waker is this task's already (only the
+        // worker's own task polls its NextJob).
+        if !listed.replace(true) {
             idle.push((listed.clone(), cx.waker().clone()));
         }
         Poll::Pending
