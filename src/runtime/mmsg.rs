@@ -14,9 +14,11 @@ use std::os::fd::AsRawFd;
 /// The headers, iovecs and addresses of one recvmmsg/sendmmsg call, allocated once and
 /// pointed at the buffers before each call.
 ///
-/// The headers keep raw pointers into `iovs` and `addrs`. Those two are therefore only ever
-/// written through pointers from `as_mut_ptr` (`iov`, `addr`), never through a `&mut` to
-/// the vector or an element of it, which would invalidate the pointers the headers hold.
+/// Each header points at its own iovec from the start (the vectors never grow, so their
+/// elements never move), and a receive header at its own address. Those raw pointers stay
+/// valid only if `iovs` and `addrs` are written through pointers from `as_mut_ptr` (`iov`,
+/// `addr`), or references made from such a pointer, never through a reference taken from
+/// the vector (`&mut self.addrs[i]`), which would invalidate them.
 struct Headers {
     hdrs: Vec<libc::mmsghdr>,
     iovs: Vec<libc::iovec>,
@@ -47,17 +49,11 @@ impl Headers {
         };
     }
 
-    /// Points header `i` at its own iovec and at the address `name` (`namelen` bytes of it).
+    /// Points header `i` at the address `name` (`namelen` bytes of it).
     fn point(&mut self, i: usize, name: *mut libc::c_void, namelen: libc::socklen_t) {
-        let iov = self.iov(i);
         let h = &mut self.hdrs[i].msg_hdr;
         h.msg_name = name;
         h.msg_namelen = namelen;
-        h.msg_iov = iov;
-        h.msg_iovlen = 1;
-        h.msg_control = std::ptr::null_mut();
-        h.msg_controllen = 0;
-        h.msg_flags = 0;
     }
 
     /// Points send header `i` at `bytes` for the address at `name` (`namelen` bytes of it).
@@ -66,7 +62,8 @@ impl Headers {
         self.point(i, name, namelen);
     }
 
-    /// Room for `size` datagrams (at least one), all zero.
+    /// Room for `size` datagrams (at least one): each header points at its own iovec, the
+    /// rest is zero.
     fn new(size: usize) -> Self {
         let size = size.max(1);
         // SAFETY: mmsghdr, iovec and sockaddr_storage are plain C structs for which all-zero
@@ -74,7 +71,7 @@ impl Headers {
         let zero_hdr: libc::mmsghdr = unsafe { MaybeUninit::zeroed().assume_init() };
         // SAFETY: as above.
         let zero_addr: libc::sockaddr_storage = unsafe { MaybeUninit::zeroed().assume_init() };
-        Headers {
+        let mut h = Headers {
             hdrs: vec![zero_hdr; size],
             iovs: vec![
                 libc::iovec {
@@ -84,7 +81,14 @@ impl Headers {
                 size
             ],
             addrs: vec![zero_addr; size],
+        };
+        for i in 0..size {
+            let iov = h.iov(i);
+            let m = &mut h.hdrs[i].msg_hdr;
+            m.msg_iov = iov;
+            m.msg_iovlen = 1;
         }
+        h
     }
 }
 
@@ -94,9 +98,6 @@ pub struct Mmsg {
     sock: std::rc::Rc<UdpSocket>,
     h: Headers,
     sender: Sender,
-    /// Receive headers [0, armed) point at their own address and iovec: set once, as the
-    /// header arrays never move.
-    armed: usize,
     /// Receive headers the last call filled: the kernel rewrote their address lengths.
     filled: usize,
 }
@@ -105,13 +106,18 @@ pub struct Mmsg {
 const STORAGE_LEN: libc::socklen_t = size_of::<libc::sockaddr_storage>() as libc::socklen_t;
 
 impl Mmsg {
-    /// Prepares headers for batches of `size` datagrams on `sock`.
+    /// Prepares headers for batches of `size` datagrams on `sock`; each receive header
+    /// points at its own address for good.
     pub fn new(sock: std::rc::Rc<UdpSocket>, size: usize) -> Self {
+        let mut h = Headers::new(size);
+        for i in 0..h.hdrs.len() {
+            let name = h.addr(i).cast();
+            h.point(i, name, STORAGE_LEN);
+        }
         Mmsg {
             sock,
-            h: Headers::new(size),
+            h,
             sender: Sender::new(size),
-            armed: 0,
             filled: 0,
         }
     }
@@ -121,11 +127,6 @@ impl Mmsg {
     /// call overwrote.
     fn try_recv(&mut self, batch: &mut Batch) -> io::Result<usize> {
         let n = batch.slots.len().min(self.h.hdrs.len());
-        for i in self.armed..n {
-            let name = self.h.addr(i).cast();
-            self.h.point(i, name, STORAGE_LEN);
-        }
-        self.armed = self.armed.max(n);
         for hdr in &mut self.h.hdrs[..self.filled] {
             hdr.msg_hdr.msg_namelen = STORAGE_LEN;
         }
@@ -181,7 +182,7 @@ impl DatagramBackend for Mmsg {
     }
 
     /// The replies go back to the addresses the kernel wrote for their queries, as they
-    /// are: no conversion to and from `SocketAddr` per datagram.
+    /// are: no conversion back from the `SocketAddr` the batch keeps per datagram.
     async fn send(&mut self, batch: &mut Batch, n: usize) {
         let n = n.min(self.filled);
         let mut count = 0;
