@@ -17,7 +17,7 @@ use crate::plugin::{
     next_or_failure_now,
 };
 use crate::wire::rcode::{NOERROR, NXDOMAIN, SERVFAIL};
-use crate::wire::{MAX_NAME_LEN, Name, name_to_wire};
+use crate::wire::{MAX_NAME_LEN, Query, name_to_wire};
 use entry::{Entry, Kind, Skip};
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -56,6 +56,14 @@ enum Which {
 enum Look {
     Fresh(Which),
     Stale(Which),
+    Miss,
+}
+
+/// What is left to do for a query the store could not answer at once.
+enum Pending<'a> {
+    /// A stale entry that `serve_stale verify` asks the rest of the chain about first.
+    Verify(Which, &'a ServeStale),
+    /// Nothing to answer from: the rest of the chain answers, and the reply is stored.
     Miss,
 }
 
@@ -131,25 +139,16 @@ impl Plugin for Cache {
         }
         let now = crate::plugin::clock::now();
         let (key, look) = self.lookup(req, now);
-        if let Some(status) = self.answer_at_once(req, key, look, now) {
-            return status;
-        }
-        match look {
-            Look::Stale(which) => {
-                let stale = self
-                    .shared
-                    .cfg
-                    .serve_stale
-                    .clone()
-                    .unwrap_or_else(unreachable_stale);
+        match self.answer_at_once(req, key, look, now) {
+            Ok(status) => status,
+            Err(Pending::Verify(which, stale)) => {
                 if !req.can_wait() {
                     return req.defer();
                 }
                 self.ctr(req.server).requests.inc();
-                self.verify(req, next, which, key, &stale).await
+                self.verify(req, next, which, key, stale).await
             }
-            // A fresh entry was answered above.
-            Look::Fresh(_) | Look::Miss => {
+            Err(Pending::Miss) => {
                 let status = next_or_failure(Self::NAME, next, req).await;
                 if status.is_deferred() {
                     return status;
@@ -175,18 +174,7 @@ impl Plugin for Cache {
         }
         let now = crate::plugin::clock::now();
         let (key, look) = self.lookup(req, now);
-        self.answer_at_once(req, key, look, now)
-    }
-}
-
-/// `Look::Stale` is only produced when serve_stale is configured.
-fn unreachable_stale() -> ServeStale {
-    ServeStale {
-        max_stale: Duration::ZERO,
-        mode: StaleMode::Immediate,
-        verify_timeout: Duration::ZERO,
-        response_ttl: 0,
-        recheck: Duration::ZERO,
+        self.answer_at_once(req, key, look, now).ok()
     }
 }
 
@@ -218,8 +206,8 @@ impl Cache {
     }
 
     /// The query's key. The name is lower-cased as it is hashed (and compared with the
-    /// stored one, in `Entry::is_for`), never copied: the future of `serve` (which every query builds on
-    /// the stack, inside the chain's) keeps no name buffer across its awaits.
+    /// stored one, in `Entry::is_for`), never copied: the future of `serve` (which every
+    /// query builds on the stack, inside the chain's) keeps no name buffer across its awaits.
     fn key(&self, req: &Request<'_>) -> u64 {
         let q = &req.query;
         store::key(
@@ -234,58 +222,37 @@ impl Cache {
     /// The query's key and what the store holds for it at `now`.
     fn lookup(&self, req: &Request<'_>, now: Instant) -> (u64, Look) {
         let key = self.key(req);
-        let q = &req.query;
-        let look = self.look(
-            key,
-            &q.qname(),
-            q.qtype(),
-            q.qclass(),
-            entry::key_bits(q),
-            now,
-        );
-        (key, look)
+        (key, self.look(key, &req.query, now))
     }
 
     /// Answers from the store when that needs no wait: a fresh entry, or a stale one under
-    /// `serve_stale immediate`. `None` (nothing counted) for a miss or a stale entry that
-    /// `verify` must ask about first.
+    /// `serve_stale immediate`. Otherwise (nothing counted) what is left to do.
     fn answer_at_once(
         &self,
         req: &mut Request<'_>,
         key: u64,
         look: Look,
         now: Instant,
-    ) -> Option<Status> {
+    ) -> Result<Status, Pending<'_>> {
         let (which, stale) = match look {
             Look::Fresh(which) => (which, false),
-            Look::Stale(which)
-                if self
-                    .shared
-                    .cfg
-                    .serve_stale
-                    .as_ref()
-                    .is_some_and(|s| s.mode == StaleMode::Immediate) =>
-            {
-                (which, true)
-            }
-            Look::Stale(_) | Look::Miss => return None,
+            Look::Stale(which) => match &self.shared.cfg.serve_stale {
+                Some(s) if s.mode == StaleMode::Immediate => (which, true),
+                Some(s) => return Err(Pending::Verify(which, s)),
+                // Entries outlive their TTL only under serve_stale.
+                None => return Err(Pending::Miss),
+            },
+            Look::Miss => return Err(Pending::Miss),
         };
         self.ctr(req.server).requests.inc();
-        Some(self.hit(req, which, key, now, stale))
+        Ok(self.hit(req, which, key, now, stale))
     }
 
     /// Finds the entry to answer from: the negative cache first, then the positive one (a
     /// cached SERVFAIL never hides a positive answer; with `prefer_positive` a positive
     /// answer wins over any denial), fresh before stale.
-    fn look(
-        &self,
-        key: u64,
-        name: &Name<'_>,
-        qtype: u16,
-        qclass: u16,
-        bits: u8,
-        now: Instant,
-    ) -> Look {
+    fn look(&self, key: u64, q: &Query<'_>, now: Instant) -> Look {
+        let (name, qtype, qclass, bits) = (q.qname(), q.qtype(), q.qclass(), entry::key_bits(q));
         let stale_for = self
             .shared
             .cfg
@@ -299,7 +266,7 @@ impl Cache {
                 return None;
             }
             let e = c.peek(key)?;
-            if !e.is_for(name, qtype, qclass, bits) {
+            if !e.is_for(&name, qtype, qclass, bits) {
                 return None;
             }
             let age = e.age(now);
