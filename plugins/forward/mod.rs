@@ -312,7 +312,7 @@ async fn forward_one(inner: &Rc<Inner>, ri: usize, req: &mut Request<'_>) -> Don
     // Clock reads cost: the start is when the query came in (its batch's time) and a UDP
     // attempt ends when its reply came in (its receive batch's time); only what the
     // server or the mux could not tell is read here.
-    let mut now = req.received().unwrap_or_else(Instant::now);
+    let mut now = req.received();
     let deadline = now + QUERY_DEADLINE;
     let (mut attempts, mut k) = (0u32, 0usize);
     // Upstreams passed over in this round: down ones, and ones that failed over.

@@ -111,7 +111,7 @@ impl Plugin for Log {
         else {
             return next_or_failure(Self::NAME, next, req).await;
         };
-        let start = crate::plugin::clock::now();
+        let start = req.received();
         let status = next_or_failure(Self::NAME, next, req).await;
         if status.is_deferred() {
             return status;
@@ -131,7 +131,7 @@ impl Plugin for Log {
             return next_or_failure_now(Self::NAME, next, req);
         };
         // The batch's time (no clock read): a miss comes back `None` with nothing spent.
-        let start = crate::plugin::clock::now();
+        let start = req.received();
         let status = next_or_failure_now(Self::NAME, next, req)?;
         Some(self.line(rule, req, status, start))
     }

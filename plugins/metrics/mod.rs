@@ -136,7 +136,7 @@ impl Plugin for Metrics {
             // The server's own background query: no client asked it.
             return next_or_failure(Self::NAME, next, req).await;
         }
-        let t0 = crate::plugin::clock::now();
+        let t0 = req.received();
         let status = next_or_failure(Self::NAME, next, req).await;
         if !status.is_deferred() {
             self.record(req, &status, t0);
@@ -149,7 +149,7 @@ impl Plugin for Metrics {
             return next_or_failure_now(Self::NAME, next, req);
         }
         // The batch's time (no clock read): a miss comes back `None` with nothing spent.
-        let t0 = crate::plugin::clock::now();
+        let t0 = req.received();
         let status = next_or_failure_now(Self::NAME, next, req)?;
         self.record(req, &status, t0);
         Some(status)

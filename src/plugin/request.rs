@@ -110,10 +110,12 @@ impl<'a> Request<'a> {
         self.note = note;
     }
 
-    /// When the server received the query, if it noted it (deferred UDP queries: the time
-    /// of their batch), so a plugin that times the query need not read the clock again.
-    pub const fn received(&self) -> Option<std::time::Instant> {
-        self.received
+    /// When the server received the query: the time the server noted (a deferred UDP
+    /// query's batch time, a TCP query's start), else [`super::clock::now`] (in the socket
+    /// loop, the batch's time). A plugin that times the query reads no clock of its own, and
+    /// all of them time it from the same moment.
+    pub fn received(&self) -> std::time::Instant {
+        self.received.unwrap_or_else(super::clock::now)
     }
 
     /// Notes when the query was received.

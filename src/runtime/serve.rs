@@ -259,9 +259,8 @@ pub async fn serve_deferred<H: Handler>(
     let block = &core.blocks[bi];
     let mut req = Request::new(query, client, l.local, proto, zone, &l.name, reply, true);
     req.set_deferred_note(note);
-    if let Some(at) = received {
-        req.set_received(at);
-    }
+    // One clock read for all the plugins when the caller noted no time (TCP).
+    req.set_received(received.unwrap_or_else(std::time::Instant::now));
     // Inline in the calling task's state (a reused worker for UDP); tests/alloc.rs keeps the
     // chain's future small, as it is built and moved into place for every deferred query.
     let chain = block.chain.serve(&mut req);
