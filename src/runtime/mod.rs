@@ -251,4 +251,30 @@ mod tests {
         };
         assert_eq!(choose_cpus(&t).unwrap(), vec![all[0]]);
     }
+
+    /// glommio (vendor/glommio, change 1) keeps its preemption timer armed across executor
+    /// turns, so the timer can fire between a turn's I/O poll and its first task. The
+    /// executor must still run the tasks that are ready then, not park with them: a core
+    /// once slept for seconds with its sockets' tasks ready (lost queries, a reload that
+    /// no core took). A short preemption period makes that moment come thousands of times.
+    #[test]
+    fn a_preemption_before_the_first_task_of_a_turn_does_not_park_the_executor() {
+        let (done, finished) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let ex = LocalExecutorBuilder::new(Placement::Unbound)
+                .preempt_timer(Duration::from_micros(20))
+                .make()
+                .unwrap();
+            ex.run(async {
+                for _ in 0..300_000 {
+                    futures_lite::future::yield_now().await;
+                }
+            });
+            let _ = done.send(());
+        });
+        assert!(
+            finished.recv_timeout(Duration::from_secs(30)).is_ok(),
+            "the executor parked with a task ready"
+        );
+    }
 }

@@ -1328,6 +1328,11 @@ impl LocalExecutor {
         loop {
             self.reactor.sys.install_eventfd();
             if self.need_preempt() {
+                // ringdns: a preemption timer kept armed across turns (see
+                // `sys::uring::Reactor::wait`) can fire between the turn's I/O poll and
+                // here. Queues with tasks ready then count as run: returning false would
+                // make the caller park with them, until I/O or a timer woke it.
+                ran = ran || !self.queues.borrow().active_executors.is_empty();
                 break;
             }
             if !self.run_one_task_queue() {
