@@ -667,9 +667,11 @@ fn chaos_class_queries_are_forwarded_not_refused() {
 #[test]
 fn max_idle_conns_closes_the_surplus_idle_connections() {
     // More than 32 queries in flight (the pipeline cap per connection) need several upstream
-    // connections; once they are answered the connections idle.
+    // connections; once they are answered the connections idle. The upstream holds each
+    // query 2 s, so the connections are counted while they are busy: idle, the janitor
+    // could already have closed one.
     let slow = Server::start(|p| {
-        format!("{{\n workers 1\n}}\n.:{p} {{\n erratic {{\n  delay 1 300ms\n }}\n}}\n")
+        format!("{{\n workers 1\n}}\n.:{p} {{\n erratic {{\n  delay 1 2s\n }}\n}}\n")
     });
     let f = forwarder(&format!(
         " forward . 127.0.0.1:{} {{\n  force_tcp\n  max_idle_conns 1\n  expire 1h\n }}",
@@ -683,15 +685,20 @@ fn max_idle_conns_closes_the_surplus_idle_connections() {
         sock.send_to(&query(i, &format!("m{i}.test."), A), ("127.0.0.1", f.port))
             .unwrap();
     }
-    let mut buf = [0u8; 512];
-    for _ in 0..40 {
-        sock.recv_from(&mut buf).unwrap();
+    let t0 = Instant::now();
+    let mut busy = fds(f.pid());
+    while busy < before + 2 && t0.elapsed() < Duration::from_millis(1500) {
+        std::thread::sleep(Duration::from_millis(20));
+        busy = fds(f.pid());
     }
-    let busy = fds(f.pid());
     assert!(
         busy >= before + 2,
         "more than one connection was needed: {before} -> {busy}"
     );
+    let mut buf = [0u8; 512];
+    for _ in 0..40 {
+        sock.recv_from(&mut buf).unwrap();
+    }
     // The janitor (every second) closes the idle surplus down to one.
     std::thread::sleep(Duration::from_millis(1600));
     assert_eq!(fds(f.pid()), before + 1, "one idle connection kept");
