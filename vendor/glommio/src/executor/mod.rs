@@ -1503,7 +1503,9 @@ impl LocalExecutor {
                         break t.unwrap();
                     } else {
                         while !this.reactor.spin_poll_io().unwrap() {
-                            if pre_time.elapsed() > spin_before_park {
+                            // ringdns: no clock read when there is no spin to time.
+                            if spin_before_park.is_zero() || pre_time.elapsed() > spin_before_park
+                            {
                                 this.parker
                                     .park()
                                     .expect("Failed to park! This is actually pretty bad!");

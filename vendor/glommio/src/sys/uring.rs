@@ -457,7 +457,10 @@ fn record_stats<Ring: UringCommon>(
     src: &mut InnerSource,
     res: &io::Result<usize>,
 ) {
-    src.wakers.fulfilled_at = Some(Instant::now());
+    // ringdns: only a source that records latencies needs the time.
+    if records_latency(src) {
+        src.wakers.fulfilled_at = Some(Instant::now());
+    }
     if let Some(fulfilled) = src.stats_collection.and_then(|x| x.fulfilled) {
         fulfilled(res, ring.io_stats_mut(), 1);
         if let Some(handle) = src.task_queue {
@@ -497,13 +500,23 @@ fn peek_one_chain(queue: &VecDeque<UringDescriptor>, ring_size: usize) -> Option
     Some(0..chain + 1)
 }
 
+/// ringdns: whether the source's I/O latencies are collected (`record_io_latencies`); only
+/// then are its queued, submitted and fulfilled times taken. glommio read the clock for
+/// every request queued and completed and at every submission pass, also with nothing to
+/// submit: about 0.6 reads per forwarded query, nine in ten of a ringdns core's reads.
+fn records_latency(src: &InnerSource) -> bool {
+    src.stats_collection
+        .as_ref()
+        .is_some_and(|s| s.latency.is_some())
+}
+
 // Extract a chain of events from the queue.
 // The chain be empty if the sources were cancelled
 fn extract_one_chain(
     source_map: &mut SourceMap,
     queue: &mut VecDeque<UringDescriptor>,
     chain: Range<usize>,
-    now: Instant,
+    now: &mut Option<Instant>,
 ) -> SmallVec<[UringDescriptor; 1]> {
     queue
         .drain(chain)
@@ -511,7 +524,10 @@ fn extract_one_chain(
             if op.user_data > 0 {
                 let id = from_user_data(op.user_data);
                 let status = source_map.peek_source_mut(from_user_data(op.user_data), |mut x| {
-                    x.wakers.submitted_at = Some(now);
+                    // ringdns: the clock is read only for a source that records latencies.
+                    if records_latency(&x) {
+                        x.wakers.submitted_at = Some(*now.get_or_insert_with(Instant::now));
+                    }
                     let current = x.enqueued.as_mut().expect("bug");
                     match current.status {
                         EnqueuedStatus::Enqueued => {
@@ -855,11 +871,13 @@ impl UringCommon for PollRing {
 
     fn submit_one_event(&mut self, queue: &mut VecDeque<UringDescriptor>) -> Option<bool> {
         let source_map = &mut *self.source_map.borrow_mut();
-        let now = Instant::now();
+        // ringdns: read when a submitted source records latencies, not at every call (most
+        // calls find nothing to submit).
+        let mut now = None;
 
         while let Some(chain) = peek_one_chain(queue, self.size) {
             return if let Some(sqes) = self.ring.sq().prepare_sqes(chain.len() as u32) {
-                let ops = extract_one_chain(source_map, queue, chain, now);
+                let ops = extract_one_chain(source_map, queue, chain, &mut now);
                 if ops.is_empty() {
                     // all the sources in the ring were cancelled
                     continue;
@@ -1205,11 +1223,13 @@ impl UringCommon for SleepableRing {
 
     fn submit_one_event(&mut self, queue: &mut VecDeque<UringDescriptor>) -> Option<bool> {
         let source_map = &mut *self.source_map.borrow_mut();
-        let now = Instant::now();
+        // ringdns: read when a submitted source records latencies, not at every call (most
+        // calls find nothing to submit).
+        let mut now = None;
 
         while let Some(chain) = peek_one_chain(queue, self.size) {
             return if let Some(sqes) = self.ring.sq().prepare_sqes(chain.len() as u32) {
-                let ops = extract_one_chain(source_map, queue, chain, now);
+                let ops = extract_one_chain(source_map, queue, chain, &mut now);
                 if ops.is_empty() {
                     // all the sources in the ring were cancelled
                     continue;
@@ -2055,7 +2075,13 @@ fn queue_request_into_ring(
     descriptor: UringOpDescriptor,
     source_map: &mut SourceMap,
 ) {
-    source.inner.borrow_mut().wakers.queued_at = Some(Instant::now());
+    {
+        // ringdns: only a source that records latencies needs the time.
+        let mut inner = source.inner.borrow_mut();
+        if records_latency(&inner) {
+            inner.wakers.queued_at = Some(Instant::now());
+        }
+    }
     let q = ring.submission_queue();
     let id = source_map.add_source(source, Rc::clone(&q));
 
