@@ -152,6 +152,95 @@ fn a_stopped_upstream_is_skipped_and_used_again_when_it_returns() {
     );
 }
 
+/// A UDP upstream that never answers: it records the question name of every query it
+/// gets (`.` for the forwarder's health probes) until the returned flag is set.
+fn black_hole() -> (
+    u16,
+    std::sync::Arc<std::sync::atomic::AtomicBool>,
+    std::thread::JoinHandle<Vec<String>>,
+) {
+    let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let port = sock.local_addr().unwrap().port();
+    sock.set_read_timeout(Some(Duration::from_millis(50)))
+        .unwrap();
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let stop = done.clone();
+    let h = std::thread::spawn(move || {
+        let mut names = Vec::new();
+        let mut buf = [0u8; 512];
+        while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+            if let Ok((n, _)) = sock.recv_from(&mut buf) {
+                if let Ok(m) = Message::from_vec(&buf[..n]) {
+                    if let Some(q) = m.queries.first() {
+                        names.push(q.name().to_string());
+                    }
+                }
+            }
+        }
+        names
+    });
+    (port, done, h)
+}
+
+#[test]
+fn an_upstream_known_down_gets_no_queries_and_costs_no_timeout() {
+    // u1 swallows queries: a query tried there waits out read_timeout (1 s) before u2
+    // answers, and starts u1's probes. Once more than max_fails probes failed in a row
+    // (each waits 1 s, as CoreDNS's), u1 is down: queries go straight to u2, none waits,
+    // none reaches u1; only the probes do.
+    let (hole, done, h) = black_hole();
+    let u2 = whoami_upstream();
+    let hp = common::free_port();
+    let f = forwarder(&format!(
+        " prometheus 127.0.0.1:{}\n forward . 127.0.0.1:{hole} 127.0.0.1:{} {{\n  policy sequential\n  read_timeout 1s\n  max_fails 1\n  health_check 100ms\n }}",
+        hp.port, u2.port
+    ));
+    let t0 = Instant::now();
+    let m = ask(f.port, &query(10, "warm.test.", A));
+    assert_eq!(m.metadata.response_code, ResponseCode::NoError);
+    assert!(
+        t0.elapsed() >= Duration::from_millis(900),
+        "u1 was tried first"
+    );
+    let probe_failures = || {
+        common::http_get(hp.port, "/metrics")
+            .map(|(_, body)| {
+                body.lines()
+                    .filter(|l| l.starts_with("coredns_forward_healthcheck_failures_total{"))
+                    .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+                    .sum::<f64>()
+            })
+            .unwrap_or(0.0)
+    };
+    while probe_failures() < 2.0 {
+        assert!(
+            t0.elapsed() < Duration::from_secs(15),
+            "u1's probes did not fail twice"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    for i in 0..20u16 {
+        let t0 = Instant::now();
+        let m = ask(f.port, &query(100 + i, &format!("after{i}.test."), A));
+        assert_eq!(m.metadata.response_code, ResponseCode::NoError);
+        assert!(
+            t0.elapsed() < Duration::from_millis(500),
+            "query {i} waited {:?}: the down upstream was tried",
+            t0.elapsed()
+        );
+    }
+    settle();
+    assert_eq!(seen_names(&u2, "after"), 20);
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    let names = h.join().unwrap();
+    let after = names.iter().filter(|n| n.starts_with("after")).count();
+    assert_eq!(after, 0, "queries reached the down upstream: {names:?}");
+    assert!(
+        names.iter().filter(|n| *n == ".").count() >= 2,
+        "the down upstream is probed: {names:?}"
+    );
+}
+
 #[test]
 fn a_slow_upstream_times_out_after_read_timeout_and_the_next_answers() {
     let slow = Server::start(|p| {
