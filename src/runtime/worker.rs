@@ -100,6 +100,12 @@ pub async fn core_main(
     for t in std::mem::take(&mut w.tasks) {
         let _ = t.await;
     }
+    // The loops' last waits (an accept, a poll) were cancelled as they ended, but glommio
+    // submits cancellations at its next reactor turn, and a request in flight keeps its
+    // socket open until its cancellation completed. A short sleep lets both happen while
+    // this process lives: left to the ring's teardown after exit, a TCP listener took
+    // connections for a few milliseconds more and then reset them.
+    glommio::timer::sleep(Duration::from_millis(1)).await;
     let core = w.current.get();
     let t0 = Instant::now();
     while core.inflight.get() > 0 && t0.elapsed() < DRAIN {
