@@ -757,13 +757,13 @@ fn chaos_class_queries_are_forwarded_not_refused() {
 fn max_idle_conns_closes_the_surplus_idle_connections() {
     // More than 32 queries in flight (the pipeline cap per connection) need several upstream
     // connections; once they are answered the connections idle. The upstream holds each
-    // query 2 s, so the connections are counted while they are busy: idle, the janitor
-    // could already have closed one.
+    // query 2 s (the forwarder waits up to 4), so the connections are counted while they are
+    // busy: idle, the janitor could already have closed one.
     let slow = Server::start(|p| {
         format!("{{\n workers 1\n}}\n.:{p} {{\n erratic {{\n  delay 1 2s\n }}\n}}\n")
     });
     let f = forwarder(&format!(
-        " forward . 127.0.0.1:{} {{\n  force_tcp\n  max_idle_conns 1\n  expire 1h\n }}",
+        " forward . 127.0.0.1:{} {{\n  force_tcp\n  max_idle_conns 1\n  expire 1h\n  read_timeout 4s\n }}",
         slow.port
     ));
     std::thread::sleep(Duration::from_millis(1600));
@@ -786,7 +786,9 @@ fn max_idle_conns_closes_the_surplus_idle_connections() {
     );
     let mut buf = [0u8; 512];
     for _ in 0..40 {
-        sock.recv_from(&mut buf).unwrap();
+        let (n, _) = sock.recv_from(&mut buf).unwrap();
+        // Answered by the upstream, not a timeout's SERVFAIL (read_timeout is above its delay).
+        assert_eq!(common::rcode(&buf[..n]), 0);
     }
     // The janitor (every second) closes the idle surplus down to one.
     std::thread::sleep(Duration::from_millis(1600));

@@ -275,6 +275,7 @@ fn the_reload_directive_picks_up_changes_by_itself() {
     // One core answering from the new configuration does not mean all of them do yet: the
     // reload is complete once every core took it.
     assert!(wait_count(&s, APPLIED, 1, Duration::from_secs(2)));
+    assert_eq!(count(&s, "did not take the new configuration"), 0);
     assert_eq!(udp_rcode(p, "a.example.org."), Some(REFUSED));
     assert_ne!(last_hash(&s), first);
     assert_eq!(count(&s, "SIGUSR1"), 0, "the timer did it");

@@ -406,9 +406,16 @@ fn once_stopped_the_server_leaves_no_listener_behind() {
             Some(0),
             "round {round}"
         );
-        match std::net::TcpStream::connect(("127.0.0.1", port.port)) {
+        // From another loopback address: from 127.0.0.1, a client given the target port as
+        // its own would connect to itself.
+        let client =
+            socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+        let from: std::net::SocketAddr = "127.0.0.2:0".parse().unwrap();
+        client.bind(&from.into()).unwrap();
+        let to = std::net::SocketAddr::from(([127, 0, 0, 1], port.port));
+        match client.connect(&to.into()) {
             Err(e) => assert_eq!(e.kind(), std::io::ErrorKind::ConnectionRefused),
-            Ok(_) => panic!("round {round}: the stopped server's port accepted a connection"),
+            Ok(()) => panic!("round {round}: the stopped server's port accepted a connection"),
         }
     }
 }

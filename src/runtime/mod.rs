@@ -272,9 +272,12 @@ mod tests {
             });
             let _ = done.send(());
         });
-        assert!(
-            finished.recv_timeout(Duration::from_secs(30)).is_ok(),
-            "the executor parked with a task ready"
-        );
+        match finished.recv_timeout(Duration::from_secs(30)) {
+            Ok(()) => {}
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                panic!("the executor parked with a task ready")
+            }
+            Err(e) => panic!("the executor's thread ended without finishing: {e}"),
+        }
     }
 }

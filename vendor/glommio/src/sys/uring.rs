@@ -503,7 +503,7 @@ fn peek_one_chain(queue: &VecDeque<UringDescriptor>, ring_size: usize) -> Option
 /// ringdns: whether the source's I/O latencies are collected (`record_io_latencies`); only
 /// then are its queued, submitted and fulfilled times taken. glommio read the clock for
 /// every request queued and completed and at every submission pass, also with nothing to
-/// submit: about 0.6 reads per forwarded query, nine in ten of a ringdns core's reads.
+/// submit: 0.34 of the 0.60 clock reads a ringdns core made per forwarded query.
 fn records_latency(src: &InnerSource) -> bool {
     src.stats_collection
         .as_ref()
