@@ -202,15 +202,14 @@ fn an_upstream_known_down_gets_no_queries_and_costs_no_timeout() {
         t0.elapsed() >= Duration::from_millis(900),
         "u1 was tried first"
     );
+    let to = format!("127.0.0.1:{hole}");
     let probe_failures = || {
-        common::http_get(hp.port, "/metrics")
-            .map(|(_, body)| {
-                body.lines()
-                    .filter(|l| l.starts_with("coredns_forward_healthcheck_failures_total{"))
-                    .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
-                    .sum::<f64>()
-            })
-            .unwrap_or(0.0)
+        common::metrics::value(
+            &common::metrics::scrape(hp.port),
+            "coredns_forward_healthcheck_failures_total",
+            &[("to", &to)],
+        )
+        .unwrap_or(0.0)
     };
     while probe_failures() < 2.0 {
         assert!(

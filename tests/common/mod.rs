@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod authority;
+pub mod metrics;
 
 use hickory_proto::op::Message;
 use std::io::{Read, Write};
