@@ -52,7 +52,6 @@ enum Which {
 }
 
 /// What a lookup found.
-#[derive(Clone, Copy)]
 enum Look {
     Fresh(Which),
     Stale(Which),
