@@ -140,6 +140,13 @@ srv_echo_cmd() {
   # shellcheck disable=SC2034 # SRV_CMD is read by run.sh
   SRV_CMD=("$ECHO_BIN" "$1" "${ECHO_BATCH:-32}")
 }
+# echo-df: the echo with DF set on its replies, as ringdns's listeners send them (the kernel
+# then skips the IP ID hash: the limit for a server that sets DF). Ratios stay against `echo`.
+srv_echo_df_check() { srv_echo_check; }
+srv_echo_df_cmd() {
+  # shellcheck disable=SC2034 # SRV_CMD is read by run.sh
+  SRV_CMD=("$ECHO_BIN" "$1" "${ECHO_BATCH:-32}" df)
+}
 
 # ringdns_ok NAME: the ringdns binary can be measured (built, and not a stale binary left
 # over from a build that failed in this run).

@@ -207,7 +207,7 @@ measure() {
   fi
   # forwarders must resolve the probe name through the upstream before the load starts,
   # and read the query file once (the echo has no cache: it may loop the file).
-  if [[ $WORKLOAD != whoami && $name != echo ]]; then
+  if [[ $WORKLOAD != whoami && $name != echo* ]]; then
     expect=127.0.0.2 passes=("${PASSES[@]}")
   fi
   "${fn}_cmd" "$port" "$WORK"
@@ -222,7 +222,7 @@ measure() {
   fi
   # cache: ask every name once (checked: all answered) before any load, so that the warm-up
   # and the measured run only hit the cache
-  if [[ $WORKLOAD == cache && $name != echo ]] && ! cache_fill "$port" "$QFILE" "$CLIENT_CPU"; then
+  if [[ $WORKLOAD == cache && $name != echo* ]] && ! cache_fill "$port" "$QFILE" "$CLIENT_CPU"; then
     note "$name: cache fill failed; log tail:"
     tail -n 5 "$WORK/$name.$round.log" >&2 || true
     stop_all

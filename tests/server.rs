@@ -419,3 +419,72 @@ fn once_stopped_the_server_leaves_no_listener_behind() {
         }
     }
 }
+
+/// Brings up the loopback of the network namespace this thread just entered, with `mtu`.
+fn loopback_up_with_mtu(mtu: i32) {
+    // SAFETY: plain socket and ioctl calls on a zeroed, NUL-terminated ifreq for "lo".
+    unsafe {
+        let fd = libc::socket(libc::AF_INET, libc::SOCK_DGRAM, 0);
+        assert!(fd >= 0, "socket: {}", std::io::Error::last_os_error());
+        let mut req: libc::ifreq = std::mem::zeroed();
+        for (d, s) in req.ifr_name.iter_mut().zip(b"lo\0") {
+            *d = *s as libc::c_char;
+        }
+        req.ifr_ifru.ifru_mtu = mtu;
+        let rc = libc::ioctl(fd, libc::SIOCSIFMTU, &req);
+        assert_eq!(rc, 0, "SIOCSIFMTU: {}", std::io::Error::last_os_error());
+        req.ifr_ifru.ifru_flags = (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short;
+        let rc = libc::ioctl(fd, libc::SIOCSIFFLAGS, &req);
+        assert_eq!(rc, 0, "SIOCSIFFLAGS: {}", std::io::Error::last_os_error());
+        libc::close(fd);
+    }
+}
+
+#[test]
+fn a_udp_reply_longer_than_the_interface_mtu_is_cut_with_tc_not_fragmented() {
+    // A network namespace of its own (this thread's, inherited by the server it starts) whose
+    // loopback carries 560-byte packets: erratic's large answer (30 A records, 564 bytes of
+    // DNS) does not fit. Sent with DF, it fails with EMSGSIZE and goes out again cut to 512
+    // bytes with TC; without DF the kernel would fragment it and the client get all 30.
+    std::thread::spawn(|| {
+        // SAFETY: unshare affects only the calling thread, which nothing else uses.
+        let rc = unsafe { libc::unshare(libc::CLONE_NEWNET) };
+        assert_eq!(
+            rc,
+            0,
+            "unshare(CLONE_NEWNET) (the test needs root): {}",
+            std::io::Error::last_os_error()
+        );
+        loopback_up_with_mtu(560);
+        let s = Server::start(|p| {
+            format!(".:{p} {{\n    erratic {{\n        drop 0\n        large\n    }}\n}}\n")
+        });
+        let name = "a-name-long-enough-for-a-large-reply.example.org.";
+        let q = query_full(21, name, A, 1, Some((4096, false)));
+        let reply = udp_exchange(s.port, &q, Duration::from_secs(2)).expect("a reply over UDP");
+        assert!(reply.len() <= 512, "{} bytes", reply.len());
+        let m = Message::from_vec(&reply).expect("reply parses");
+        assert_eq!(m.metadata.id, 21);
+        assert!(m.metadata.truncation, "TC set");
+        assert_eq!(m.metadata.response_code, ResponseCode::NoError);
+        assert_eq!(m.queries[0].name().to_string(), name);
+        assert!(
+            !m.answers.is_empty() && m.answers.len() < 30,
+            "{} answers",
+            m.answers.len()
+        );
+        let edns = m.edns.as_ref().expect("the OPT is kept");
+        assert_eq!(edns.max_payload(), 4096);
+        // What fits goes out whole; over TCP the whole answer.
+        let small = query_full(22, name, AAAA, 1, Some((4096, false)));
+        let m = ask(s.port, &small);
+        assert!(!m.metadata.truncation);
+        assert_eq!(m.answers.len(), 1);
+        let replies = tcp_exchange(s.port, &[q]);
+        let m = Message::from_vec(&replies[0]).expect("reply parses");
+        assert!(!m.metadata.truncation);
+        assert_eq!(m.answers.len(), 30);
+    })
+    .join()
+    .unwrap();
+}

@@ -45,9 +45,7 @@ impl DatagramBackend for GlommioBackend {
 
     async fn send(&mut self, batch: &mut Batch, n: usize) {
         for slot in batch.slots[..n].iter().filter(|s| s.send) {
-            if let Err(e) = self.sock.send_to(&slot.reply, slot.peer).await {
-                super::udp::note_send_error(&io::Error::from(e));
-            }
+            super::replies::send_now(&self.sock, &slot.reply, slot.peer).await;
         }
     }
 }

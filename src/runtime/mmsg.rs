@@ -250,7 +250,7 @@ impl Sender {
         &mut self,
         sock: &UdpSocket,
         count: usize,
-        replies: impl Iterator<Item = (&'r [u8], SocketAddr)>,
+        replies: impl Iterator<Item = (&'r [u8], SocketAddr)> + Clone,
     ) {
         let mut done = 0;
         while done < count {
@@ -280,8 +280,15 @@ impl Sender {
                     return;
                 }
                 _ => {
-                    // This datagram cannot be sent (e.g. an unreachable address): skip it.
-                    super::udp::note_send_error(&e);
+                    if super::oversize::is_too_big(&e) {
+                        // Longer than the interface MTU (DF is set): sent again, cut.
+                        if let Some((bytes, to)) = replies.clone().nth(done) {
+                            super::oversize::send_cut(sock.as_raw_fd(), bytes, to);
+                        }
+                    } else {
+                        // It cannot be sent (e.g. an unreachable address): skip it.
+                        super::udp::note_send_error(&e);
+                    }
                     done += 1;
                 }
             }

@@ -7,6 +7,7 @@ pub mod core;
 mod deferred;
 mod mmsg;
 pub mod ops;
+mod oversize;
 mod reload;
 mod replies;
 pub mod router;

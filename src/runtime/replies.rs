@@ -9,6 +9,7 @@ use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
+use std::os::fd::AsRawFd;
 use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
@@ -108,6 +109,11 @@ pub async fn sender(queue: Rc<ReplyQueue>, sock: Rc<UdpSocket>) {
 /// Sends one reply now, without the queue (for a socket loop that is stopping).
 pub async fn send_now(sock: &UdpSocket, reply: &[u8], to: SocketAddr) {
     if let Err(e) = sock.send_to(reply, to).await {
-        super::udp::note_send_error(&io::Error::from(e));
+        let e = io::Error::from(e);
+        if super::oversize::is_too_big(&e) {
+            super::oversize::send_cut(sock.as_raw_fd(), reply, to);
+        } else {
+            super::udp::note_send_error(&e);
+        }
     }
 }

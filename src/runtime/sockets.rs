@@ -8,6 +8,25 @@ use std::io;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::os::fd::AsRawFd;
 
+/// Sets an integer socket option.
+fn set_int(sock: &Socket, level: libc::c_int, opt: libc::c_int, v: libc::c_int) -> io::Result<()> {
+    // SAFETY: setsockopt reads exactly size_of::<c_int>() bytes from a live c_int.
+    let rc = unsafe {
+        libc::setsockopt(
+            sock.as_raw_fd(),
+            level,
+            opt,
+            (&v as *const libc::c_int).cast(),
+            size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
 /// Sets a socket buffer size, forcing past `net.core.*mem_max` when allowed (root).
 fn set_buf(sock: &Socket, size: usize, recv: bool) {
     if size == 0 {
@@ -20,17 +39,7 @@ fn set_buf(sock: &Socket, size: usize, recv: bool) {
     };
     let v = size.min(i32::MAX as usize) as libc::c_int;
     for opt in [force, plain] {
-        // SAFETY: setsockopt reads exactly size_of::<c_int>() bytes from a live c_int.
-        let rc = unsafe {
-            libc::setsockopt(
-                sock.as_raw_fd(),
-                libc::SOL_SOCKET,
-                opt,
-                (&v as *const libc::c_int).cast(),
-                size_of::<libc::c_int>() as libc::socklen_t,
-            )
-        };
-        if rc == 0 {
+        if set_int(sock, libc::SOL_SOCKET, opt, v).is_ok() {
             return;
         }
     }
@@ -49,11 +58,23 @@ fn new_socket(addr: SocketAddr, ty: Type, proto: Protocol) -> io::Result<Socket>
     Ok(sock)
 }
 
-/// A bound UDP socket for `addr` with the tuning's buffer sizes.
+/// A bound UDP socket for `addr` with the tuning's buffer sizes. IPv4 replies leave with
+/// DF set and the interface MTU as their limit (`IP_PMTUDISC_PROBE`): never fragmented (RFC
+/// 9715), immune to forged "fragmentation needed" messages, and cheaper to send, as the
+/// kernel gives unfragmentable packets IP ID 0 instead of hashing one per packet. A reply
+/// over the MTU is sent cut, with TC (`oversize`).
 pub fn udp(addr: SocketAddr, t: &Tuning) -> io::Result<Socket> {
     let sock = new_socket(addr, Type::DGRAM, Protocol::UDP)?;
     set_buf(&sock, t.udp_rcvbuf, true);
     set_buf(&sock, t.udp_sndbuf, false);
+    if addr.is_ipv4() {
+        set_int(
+            &sock,
+            libc::IPPROTO_IP,
+            libc::IP_MTU_DISCOVER,
+            libc::IP_PMTUDISC_PROBE,
+        )?;
+    }
     sock.bind(&addr.into())?;
     Ok(sock)
 }

@@ -110,6 +110,20 @@ pub fn finalize(reply: &mut Vec<u8>, query: &Query<'_>, max_size: usize) {
     truncate(reply, limit, opt);
 }
 
+/// Cuts a finished reply to `limit` bytes the way [`finalize`] truncates (whole records
+/// dropped from the end, the OPT kept, TC set), for a reply the network path cannot carry
+/// whole although the client's size allowed it. False when the reply does not parse or its
+/// question and OPT alone are longer than `limit`.
+pub fn fit(reply: &mut Vec<u8>, limit: usize) -> bool {
+    if reply.len() <= limit {
+        return true;
+    }
+    let Some(s) = scan(reply) else { return false };
+    reply.truncate(s.end);
+    truncate(reply, limit, s.opt);
+    reply.len() <= limit
+}
+
 /// Rewrites the reply's OPT fixed fields for an EDNS client. The owner is
 /// made a literal root when the OPT is the last record (nothing follows
 /// that could point into shifted bytes); elsewhere it is left as it is.

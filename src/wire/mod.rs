@@ -38,7 +38,7 @@ pub use consts::{
     HEADER_LEN, MAX_LABEL_LEN, MAX_MSG_SIZE, MAX_NAME_LEN, MIN_UDP_SIZE, QUESTION_OFFSET,
     QUESTION_POINTER, class, edns, flags, opcode, rcode, rtype,
 };
-pub use finalize::{badvers_reply, finalize};
+pub use finalize::{badvers_reply, finalize, fit};
 pub use header::{Section, header_rcode};
 pub use name::{Labels, Lowercase, Name, NameError, Suffixes, name_to_wire};
 pub use names::{ClassName, RcodeName, TypeName, class_name, rcode_name, type_name};

@@ -198,6 +198,41 @@ fn truncated_reply_is_valid_for_hickory() {
 }
 
 #[test]
+fn fit_cuts_a_finished_reply_keeping_its_opt() {
+    let p = hickory_query("big.example.org.", RecordType::A, Some((4096, false)));
+    let q = Query::parse(&p).unwrap();
+    let mut out = Vec::with_capacity(2048);
+    let mut w = MessageWriter::reply(&q, &mut out, rcode::NOERROR);
+    for i in 0..40u8 {
+        w.push(
+            Section::Answer,
+            Owner::Question,
+            rtype::A,
+            class::IN,
+            60,
+            &[10, 0, 0, i],
+        )
+        .unwrap();
+    }
+    w.finish();
+    finalize(&mut out, &q, q.max_reply_size(false));
+    let whole = out.clone();
+    // Room enough: untouched.
+    assert!(fit(&mut out, 4096));
+    assert_eq!(out, whole);
+    assert!(fit(&mut out, 512));
+    assert!(out.len() <= 512);
+    let m = Message::from_vec(&out).unwrap();
+    assert!(m.metadata.truncation);
+    assert!(!m.answers.is_empty() && m.answers.len() < 40);
+    assert_eq!(m.answers.len(), get_u16(&out, 6) as usize);
+    assert_eq!(m.edns.as_ref().unwrap().max_payload(), 4096);
+    // The question and OPT alone are longer than the limit: cannot fit.
+    let mut out = whole.clone();
+    assert!(!fit(&mut out, 40));
+}
+
+#[test]
 fn error_replies_decode_with_hickory() {
     let p = hickory_query("x.example.", RecordType::A, Some((1232, false)));
     let q = Query::parse(&p).unwrap();

@@ -4,7 +4,9 @@
 //! bit in each (so a load generator counts it as an answer), `sendmmsg` each back to its
 //! source. No parsing, no allocation on the hot path.
 //!
-//! Usage: `echo PORT [BATCH]` (BATCH defaults to 32).
+//! Usage: `echo PORT [BATCH [df]]` (BATCH defaults to 32). With `df` the replies leave with
+//! DF set (`IP_PMTUDISC_PROBE`), as ringdns's do: the kernel then skips the per-packet IP ID
+//! hash, and the echo stays the limit for a server that does the same.
 
 #![deny(clippy::undocumented_unsafe_blocks)]
 
@@ -22,17 +24,26 @@ const DEFAULT_BATCH: usize = 32;
 const MAX_BATCH: usize = 1024;
 
 fn usage() -> ExitCode {
-    eprintln!("usage: echo PORT [BATCH]   (BATCH 1..={MAX_BATCH}, default {DEFAULT_BATCH})");
+    eprintln!("usage: echo PORT [BATCH [df]]   (BATCH 1..={MAX_BATCH}, default {DEFAULT_BATCH})");
     ExitCode::from(2)
 }
 
 fn set_int_opt(fd: libc::c_int, opt: libc::c_int, val: libc::c_int) -> io::Result<()> {
+    set_opt(fd, libc::SOL_SOCKET, opt, val)
+}
+
+fn set_opt(
+    fd: libc::c_int,
+    level: libc::c_int,
+    opt: libc::c_int,
+    val: libc::c_int,
+) -> io::Result<()> {
     // SAFETY: `fd` is an open socket owned by the caller; we pass a pointer to a live c_int
-    // and its exact size, which is what SOL_SOCKET integer options expect.
+    // and its exact size, which is what integer socket options expect.
     let rc = unsafe {
         libc::setsockopt(
             fd,
-            libc::SOL_SOCKET,
+            level,
             opt,
             (&val as *const libc::c_int).cast(),
             size_of::<libc::c_int>() as libc::socklen_t,
@@ -70,6 +81,11 @@ fn main() -> ExitCode {
         Some(Ok(b)) if (1..=MAX_BATCH).contains(&b) => b,
         Some(_) => return usage(),
     };
+    let df = match args.get(3).map(String::as_str) {
+        None => false,
+        Some("df") => true,
+        Some(_) => return usage(),
+    };
 
     let sock = match UdpSocket::bind(("127.0.0.1", port)) {
         Ok(s) => s,
@@ -80,7 +96,21 @@ fn main() -> ExitCode {
     };
     let fd = sock.as_raw_fd();
     grow_buffers(fd);
-    eprintln!("echo: listening on 127.0.0.1:{port}, batch {batch}");
+    if df {
+        if let Err(e) = set_opt(
+            fd,
+            libc::IPPROTO_IP,
+            libc::IP_MTU_DISCOVER,
+            libc::IP_PMTUDISC_PROBE,
+        ) {
+            eprintln!("echo: IP_MTU_DISCOVER: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
+    eprintln!(
+        "echo: listening on 127.0.0.1:{port}, batch {batch}{}",
+        if df { ", DF" } else { "" }
+    );
 
     match serve(fd, batch) {
         Ok(()) => ExitCode::SUCCESS,
