@@ -911,6 +911,9 @@ struct SleepableRing {
     task_queue_stats: AHashMap<TaskQueueHandle, RingIoStats>,
     source_map: Rc<RefCell<SourceMap>>,
     in_kernel: usize,
+    /// ringdns: a poll of the latency ring, submitted by an earlier `sleep`, is still
+    /// armed on this ring: any latency event will wake this ring without another one.
+    link_armed: bool,
 }
 
 impl SleepableRing {
@@ -949,6 +952,7 @@ impl SleepableRing {
             task_queue_stats: AHashMap::new(),
             source_map,
             in_kernel: 0,
+            link_armed: false,
         })
     }
 
@@ -1080,6 +1084,26 @@ impl SleepableRing {
         }
     }
 
+    /// ringdns: sleeps on the poll of the latency ring an earlier `sleep` armed, still
+    /// there as no latency event has completed it since (`link_armed`). Glommio submitted
+    /// a new poll at every sleep, and each stayed armed until a latency event completed
+    /// them all.
+    fn sleep_linked(&mut self) -> io::Result<usize> {
+        debug_assert!(self.link_armed);
+        assert_eq!(
+            self.waiting_kernel_submission(),
+            0,
+            "sleeping with pending SQEs"
+        );
+        self.ring
+            .cq()
+            .wait(1)
+            .map(|_| 1)
+            .or_else(Reactor::busy_ok)
+            .or_else(Reactor::again_ok)
+            .or_else(Reactor::intr_ok)
+    }
+
     fn sleep(&mut self, link: &Source) -> io::Result<usize> {
         assert_eq!(
             self.waiting_kernel_submission(),
@@ -1123,6 +1147,7 @@ impl SleepableRing {
                 Err(io::Error::from_raw_os_error(libc::EBUSY))
             } else {
                 // The rings are linked. Goodnight!
+                self.link_armed = true;
                 self.ring
                     .cq()
                     .wait(1)
@@ -1200,10 +1225,14 @@ impl UringCommon for SleepableRing {
 
     fn consume_one_event(&mut self) -> Option<bool> {
         let source_map = self.source_map.clone();
-        process_one_event(
+        let mut link_done = false;
+        let r = process_one_event(
             self.ring.peek_for_cqe(),
             |source| match source.source_type {
-                SourceType::LinkRings => Some(()),
+                SourceType::LinkRings => {
+                    link_done = true;
+                    Some(())
+                }
                 _ => None,
             },
             |mut src, res| {
@@ -1218,7 +1247,11 @@ impl UringCommon for SleepableRing {
         .map(|x| {
             self.in_kernel -= 1;
             x
-        })
+        });
+        if link_done {
+            self.link_armed = false;
+        }
+        r
     }
 
     fn submit_one_event(&mut self, queue: &mut VecDeque<UringDescriptor>) -> Option<bool> {
@@ -1260,6 +1293,9 @@ pub(crate) struct Reactor {
     poll_ring: RefCell<PollRing>,
 
     latency_preemption_timeout_src: Cell<Option<Source>>,
+    /// ringdns: when the latency timer armed is a user timer (armed to wake a sleep), when
+    /// it fires; `None` when it is a preemption timer.
+    latency_timer_user_deadline: Cell<Option<Instant>>,
     throughput_preemption_timeout_src: Cell<Option<Source>>,
 
     link_fd: RawFd,
@@ -1299,6 +1335,10 @@ macro_rules! consume_rings {
 
 /// ringdns: whether the timer in `timer` was submitted and has not completed (fired or
 /// been cancelled) yet.
+/// ringdns: how much later than needed a user timer kept armed across sleeps may fire (the
+/// deadlines compared come from different clock reads of the same timer's expiry).
+const USER_TIMER_SLACK: Duration = Duration::from_millis(1);
+
 fn pending(timer: &Cell<Option<Source>>) -> bool {
     let source = timer.take();
     let pending = source.as_ref().is_some_and(|s| s.result().is_none());
@@ -1412,6 +1452,7 @@ impl Reactor {
             latency_ring: RefCell::new(latency_ring),
             poll_ring: RefCell::new(poll_ring),
             latency_preemption_timeout_src: Cell::new(None),
+            latency_timer_user_deadline: Cell::new(None),
             throughput_preemption_timeout_src: Cell::new(None),
             blocking_thread,
             link_fd,
@@ -1785,6 +1826,9 @@ impl Reactor {
     /// We may not be able to register an `SQE` at this point, so we return an
     /// Error and will just not sleep.
     fn link_rings_and_sleep(&self, ring: &mut SleepableRing) -> io::Result<()> {
+        if ring.link_armed {
+            return ring.sleep_linked().or_else(Self::busy_ok).map(|_| {});
+        }
         let link_rings = Source::new(
             IoRequirements::default(),
             self.link_fd,
@@ -1913,8 +1957,17 @@ impl Reactor {
             && lat_ring.can_sleep();
 
         // ringdns: a latency timer kept armed above must not wake us from sleep: cancel
-        // it now, and sleep only if that produced no event either.
-        if should_sleep && latency_timer_armed {
+        // it now, and sleep only if that produced no event either. Unless it is the user
+        // timer an earlier sleep armed and it fires no later than the one needed now (the
+        // same timer, as a rule, under load): cancelling and re-arming it, and linking the
+        // rings again after the cancellation's events, cost three kernel entries a sleep.
+        let keep_user_timer = should_sleep
+            && latency_timer_armed
+            && match (self.latency_timer_user_deadline.get(), user_timer) {
+                (Some(armed), Some(dur)) => armed <= Instant::now() + dur + USER_TIMER_SLACK,
+                _ => false,
+            };
+        if should_sleep && latency_timer_armed && !keep_user_timer {
             drop(self.latency_preemption_timeout_src.take());
             latency_timer_armed = false;
             flush_cancellations!(into &mut woke; lat_ring, poll_ring, main_ring);
@@ -1927,9 +1980,11 @@ impl Reactor {
         if should_sleep {
             // We are about to go to sleep. It's ok to sleep, but if there
             // is a timer set, we need to make sure we wake up to handle it.
-            if let Some(dur) = user_timer {
+            if let (Some(dur), false) = (user_timer, keep_user_timer) {
                 self.latency_preemption_timeout_src
                     .set(Some(lat_ring.prepare_latency_preemption_timer(dur)));
+                self.latency_timer_user_deadline
+                    .set(Some(Instant::now() + dur));
                 assert!(flush_rings!(lat_ring)? > 0);
             }
             // From this moment on the remote executors are aware that we are sleeping
@@ -1960,6 +2015,7 @@ impl Reactor {
         if let (Some(preempt), false) = (preempt_timer(), latency_timer_armed) {
             self.latency_preemption_timeout_src
                 .set(Some(lat_ring.prepare_latency_preemption_timer(preempt)));
+            self.latency_timer_user_deadline.set(None);
             flush_rings!(lat_ring, main_ring)?;
         }
 
