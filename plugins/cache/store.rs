@@ -101,6 +101,21 @@ impl Cache {
         Some(&mut h.entry)
     }
 
+    /// The entry for `key` when `answerable` says it is the one to answer from, marked as
+    /// used: one probe where `peek` then `get_mut` take two.
+    pub fn get_mut_if(
+        &mut self,
+        key: u64,
+        answerable: impl FnOnce(&Entry) -> bool,
+    ) -> Option<&mut Entry> {
+        let h = self.map.get_mut(&key)?;
+        if !answerable(&h.entry) {
+            return None;
+        }
+        h.used = true;
+        Some(&mut h.entry)
+    }
+
     /// The entry for `key`, not marked: for deciding what to answer from.
     pub fn peek(&self, key: u64) -> Option<&Entry> {
         self.map.get(&key).map(|h| &h.entry)

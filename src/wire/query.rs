@@ -269,6 +269,10 @@ impl<'a> Query<'a> {
     /// Like miekg, counts larger than the records present are tolerated
     /// when the message ends exactly on a record boundary, and bytes after
     /// the last counted record are ignored.
+    // Inlined (into `runtime::serve::route`): returned through memory, the result was
+    // written field by field and read back with wide loads, two store-forwarding stalls per
+    // query (about 1 % of a cache hit's CPU in a profile).
+    #[inline(always)]
     pub fn parse(packet: &'a [u8]) -> Result<Query<'a>, Reject> {
         if packet.len() < HEADER_LEN {
             return Err(Reject::Drop);
