@@ -19,7 +19,7 @@ WORKLOAD=${WORKLOAD:-whoami} # whoami | forward | cache
 case $WORKLOAD in
   whoami) DEFAULT_SERVERS="echo ringdns-whoami" DEFAULT_LATENCY=0 ;;
   forward) DEFAULT_SERVERS="echo ringdns-fwd dnsdist-fwd unbound-fwd" DEFAULT_LATENCY=1 ;;
-  cache) DEFAULT_SERVERS="echo ringdns-cache dnsdist-cache unbound-cache" DEFAULT_LATENCY=1 ;;
+  cache) DEFAULT_SERVERS="echo echo-df ringdns-cache dnsdist-cache unbound-cache" DEFAULT_LATENCY=1 ;;
   *) echo "run.sh: WORKLOAD must be whoami, forward or cache (got '$WORKLOAD')" >&2; exit 1 ;;
 esac
 SERVERS=${SERVERS:-$DEFAULT_SERVERS}      # run order within a round; keep echo first
