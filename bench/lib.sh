@@ -425,6 +425,7 @@ srv_ringdns_cache_cmd() {
 srv_ringdns_cache_base_check() { srv_ringdns_fwd_base_check; }
 srv_ringdns_cache_base_cmd() {
   srv_ringdns_cache_cmd "$@"
+  # shellcheck disable=SC2034 # SRV_CMD is read by run.sh
   SRV_CMD[0]=$RINGDNS_BASE_BIN
 }
 
