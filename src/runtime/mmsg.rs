@@ -420,6 +420,68 @@ mod tests {
         round_trip("[::1]:0");
     }
 
+    /// A DNS reply of `records` A records for example.org (16 bytes each after 29).
+    fn big_reply(records: u16) -> Vec<u8> {
+        let mut r = vec![0, 7, 0x81, 0x80, 0, 1];
+        r.extend_from_slice(&records.to_be_bytes());
+        r.extend_from_slice(&[0, 0, 0, 0]);
+        r.extend_from_slice(b"\x07example\x03org\x00\x00\x01\x00\x01");
+        for i in 0..records {
+            r.extend_from_slice(&[0xc0, 0x0c, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, 10, 0]);
+            r.extend_from_slice(&i.to_be_bytes());
+        }
+        r
+    }
+
+    /// A reply the kernel refuses as too long (EMSGSIZE; here over IPv4's 65 507-byte
+    /// limit, as a reply over the MTU is with DF) goes out cut with TC, in its place: the
+    /// replies before and after it in the same sendmmsg arrive whole.
+    #[test]
+    fn a_reply_too_long_to_send_goes_out_cut_and_the_others_whole() {
+        glommio::LocalExecutor::default().run(async {
+            let sock = Rc::new(UdpSocket::bind("127.0.0.1:0").unwrap());
+            let server = sock.local_addr().unwrap();
+            let clients: Vec<_> = (0..3)
+                .map(|_| std::net::UdpSocket::bind("127.0.0.1:0").unwrap())
+                .collect();
+            for (i, c) in clients.iter().enumerate() {
+                c.set_read_timeout(Some(Duration::from_millis(500)))
+                    .unwrap();
+                c.send_to(&[i as u8], server).unwrap();
+            }
+            glommio::timer::sleep(Duration::from_millis(20)).await;
+            let mut mmsg = Mmsg::new(sock, 8);
+            let mut batch = Batch::new(8);
+            let n = mmsg.recv(&mut batch).await.unwrap();
+            assert_eq!(n, 3);
+            let big = big_reply(4093);
+            assert!(big.len() > 65_507);
+            for slot in &mut batch.slots[..n] {
+                slot.reply = if slot.buf[0] == 1 {
+                    big.clone()
+                } else {
+                    vec![b'r', slot.buf[0]]
+                };
+                slot.send = true;
+            }
+            mmsg.send(&mut batch, n).await;
+            let mut buf = vec![0u8; 65_536];
+            for (i, c) in clients.iter().enumerate() {
+                let (len, _) = c.recv_from(&mut buf).unwrap();
+                if i != 1 {
+                    assert_eq!(&buf[..len], &[b'r', i as u8]);
+                    continue;
+                }
+                assert!(len <= 1232, "{len} bytes");
+                assert_eq!(&buf[..2], &big[..2]);
+                assert_ne!(buf[2] & 0x02, 0, "TC set");
+                let answers = u16::from_be_bytes([buf[6], buf[7]]) as usize;
+                assert_eq!(len, 29 + 16 * answers);
+                assert_eq!(answers, (1232 - 29) / 16);
+            }
+        });
+    }
+
     #[test]
     fn addresses_round_trip() {
         // SAFETY: all-zero is a valid sockaddr_storage.

@@ -281,4 +281,54 @@ mod tests {
             Err(e) => panic!("the executor's thread ended without finishing: {e}"),
         }
     }
+
+    /// glommio keeps the timer a sleep armed once the core wakes (vendor/glommio, changes 1
+    /// and 5), and that timer is then what preempts the task queues so that timers get
+    /// served. Armed for a far timer (a 30 s one here), a core woken by I/O that then ran
+    /// without a pause (a socket under a flood) served no nearer timer set meanwhile until
+    /// the far one fired; a sleep's timer is therefore armed no further ahead than a
+    /// preemption period.
+    #[test]
+    fn a_near_timer_set_after_waking_from_a_sleep_on_a_far_one_fires_under_load() {
+        let (done, finished) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let ex = LocalExecutorBuilder::new(Placement::Unbound)
+                .preempt_timer(Duration::from_millis(50))
+                .make()
+                .unwrap();
+            let waited = ex.run(async {
+                glommio::spawn_local(glommio::timer::sleep(Duration::from_secs(30))).detach();
+                let sock = glommio::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+                let to = sock.local_addr().unwrap();
+                std::thread::spawn(move || {
+                    std::thread::sleep(Duration::from_millis(10));
+                    let client = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+                    client.send_to(b"wake", to).unwrap();
+                });
+                // Parks with only the far timer pending; the datagram wakes it.
+                let mut buf = [0u8; 16];
+                sock.recv_from(&mut buf).await.unwrap();
+                let fired = std::rc::Rc::new(std::cell::Cell::new(false));
+                let f = fired.clone();
+                glommio::spawn_local(async move {
+                    glommio::timer::sleep(Duration::from_millis(5)).await;
+                    f.set(true);
+                })
+                .detach();
+                let t0 = std::time::Instant::now();
+                while !fired.get() && t0.elapsed() < Duration::from_secs(3) {
+                    futures_lite::future::yield_now().await;
+                }
+                t0.elapsed()
+            });
+            let _ = done.send(waited);
+        });
+        let waited = finished
+            .recv_timeout(Duration::from_secs(30))
+            .expect("the executor's thread finished");
+        assert!(
+            waited < Duration::from_secs(1),
+            "a 5 ms timer fired after {waited:?} of busy running"
+        );
+    }
 }

@@ -63,8 +63,8 @@ fn note_cut(from: usize, to: usize) {
         c.set(n + 1);
         if n % 1000 == 0 {
             crate::warning!(
-                "a {from}-byte UDP reply did not fit the interface MTU: sent cut to {to} bytes \
-                 with TC ({} so far on this core)",
+                "a {from}-byte UDP reply was too large to send (longer than the interface \
+                 MTU allows): sent cut to {to} bytes with TC ({} so far on this core)",
                 n + 1
             );
         }

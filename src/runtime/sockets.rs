@@ -58,11 +58,12 @@ fn new_socket(addr: SocketAddr, ty: Type, proto: Protocol) -> io::Result<Socket>
     Ok(sock)
 }
 
-/// A bound UDP socket for `addr` with the tuning's buffer sizes. IPv4 replies leave with
-/// DF set and the interface MTU as their limit (`IP_PMTUDISC_PROBE`): never fragmented (RFC
-/// 9715), immune to forged "fragmentation needed" messages, and cheaper to send, as the
-/// kernel gives unfragmentable packets IP ID 0 instead of hashing one per packet. A reply
-/// over the MTU is sent cut, with TC (`oversize`).
+/// A bound UDP socket for `addr` with the tuning's buffer sizes. Replies leave with the
+/// interface MTU as their limit and are never fragmented (`IP_PMTUDISC_PROBE`, IPv6's
+/// `IPV6_PMTUDISC_PROBE`; RFC 9715): immune to forged "fragmentation needed" messages, and
+/// over IPv4 cheaper to send, as the kernel gives unfragmentable (DF) packets IP ID 0
+/// instead of hashing one per packet. A reply over the MTU is sent cut, with TC
+/// (`oversize`).
 pub fn udp(addr: SocketAddr, t: &Tuning) -> io::Result<Socket> {
     let sock = new_socket(addr, Type::DGRAM, Protocol::UDP)?;
     set_buf(&sock, t.udp_rcvbuf, true);
@@ -73,6 +74,13 @@ pub fn udp(addr: SocketAddr, t: &Tuning) -> io::Result<Socket> {
             libc::IPPROTO_IP,
             libc::IP_MTU_DISCOVER,
             libc::IP_PMTUDISC_PROBE,
+        )?;
+    } else {
+        set_int(
+            &sock,
+            libc::IPPROTO_IPV6,
+            libc::IPV6_MTU_DISCOVER,
+            libc::IPV6_PMTUDISC_PROBE,
         )?;
     }
     sock.bind(&addr.into())?;
@@ -145,4 +153,43 @@ pub fn open_all(
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn get_int(sock: &Socket, level: libc::c_int, opt: libc::c_int) -> libc::c_int {
+        let mut v: libc::c_int = -1;
+        let mut len = size_of::<libc::c_int>() as libc::socklen_t;
+        // SAFETY: getsockopt writes at most `len` bytes into a live c_int and updates len.
+        let rc = unsafe {
+            libc::getsockopt(
+                sock.as_raw_fd(),
+                level,
+                opt,
+                (&mut v as *mut libc::c_int).cast(),
+                &mut len,
+            )
+        };
+        assert_eq!(rc, 0, "{}", io::Error::last_os_error());
+        v
+    }
+
+    #[test]
+    fn udp_listeners_never_fragment_their_replies() {
+        let t = Tuning::default();
+        let v4 = udp("127.0.0.1:0".parse().unwrap(), &t).unwrap();
+        assert_eq!(
+            get_int(&v4, libc::IPPROTO_IP, libc::IP_MTU_DISCOVER),
+            libc::IP_PMTUDISC_PROBE
+        );
+        match udp("[::1]:0".parse().unwrap(), &t) {
+            Ok(v6) => assert_eq!(
+                get_int(&v6, libc::IPPROTO_IPV6, libc::IPV6_MTU_DISCOVER),
+                libc::IPV6_PMTUDISC_PROBE
+            ),
+            Err(e) => eprintln!("no IPv6 loopback here ({e}): skipped"),
+        }
+    }
 }

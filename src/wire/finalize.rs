@@ -112,13 +112,16 @@ pub fn finalize(reply: &mut Vec<u8>, query: &Query<'_>, max_size: usize) {
 
 /// Cuts a finished reply to `limit` bytes the way [`finalize`] truncates (whole records
 /// dropped from the end, the OPT kept, TC set), for a reply the network path cannot carry
-/// whole although the client's size allowed it. False when the reply does not parse or its
-/// question and OPT alone are longer than `limit`.
+/// whole although the client's size allowed it. False when the reply does not parse, is
+/// signed (TSIG: cutting it would leave an unsigned reply), or its question and OPT alone
+/// are longer than `limit`.
 pub fn fit(reply: &mut Vec<u8>, limit: usize) -> bool {
     if reply.len() <= limit {
         return true;
     }
-    let Some(s) = scan(reply) else { return false };
+    let Some(s) = scan(reply).filter(|s| !s.has_tsig) else {
+        return false;
+    };
     reply.truncate(s.end);
     truncate(reply, limit, s.opt);
     reply.len() <= limit

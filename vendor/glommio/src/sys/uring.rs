@@ -1296,6 +1296,9 @@ pub(crate) struct Reactor {
     /// ringdns: when the latency timer armed is a user timer (armed to wake a sleep), when
     /// it fires; `None` when it is a preemption timer.
     latency_timer_user_deadline: Cell<Option<Instant>>,
+    /// ringdns: the preemption period of the last executor turn, which bounds how far ahead
+    /// a user timer armed for a sleep may be (see `wait`).
+    preempt_period: Cell<Duration>,
     throughput_preemption_timeout_src: Cell<Option<Source>>,
 
     link_fd: RawFd,
@@ -1333,12 +1336,15 @@ macro_rules! consume_rings {
     }}
 }
 
-/// ringdns: whether the timer in `timer` was submitted and has not completed (fired or
-/// been cancelled) yet.
 /// ringdns: how much later than needed a user timer kept armed across sleeps may fire (the
 /// deadlines compared come from different clock reads of the same timer's expiry).
 const USER_TIMER_SLACK: Duration = Duration::from_millis(1);
 
+/// ringdns: the preemption period assumed before an executor turn has passed one.
+const DEFAULT_PREEMPT_PERIOD: Duration = Duration::from_millis(100);
+
+/// ringdns: whether the timer in `timer` was submitted and has not completed (fired or
+/// been cancelled) yet.
 fn pending(timer: &Cell<Option<Source>>) -> bool {
     let source = timer.take();
     let pending = source.as_ref().is_some_and(|s| s.result().is_none());
@@ -1453,6 +1459,7 @@ impl Reactor {
             poll_ring: RefCell::new(poll_ring),
             latency_preemption_timeout_src: Cell::new(None),
             latency_timer_user_deadline: Cell::new(None),
+            preempt_period: Cell::new(DEFAULT_PREEMPT_PERIOD),
             throughput_preemption_timeout_src: Cell::new(None),
             blocking_thread,
             link_fd,
@@ -1909,6 +1916,9 @@ impl Reactor {
         F: Fn() -> usize,
     {
         woke += self.flush_syscall_thread();
+        if let Some(period) = preempt_timer() {
+            self.preempt_period.set(period);
+        }
 
         let mut poll_ring = self.poll_ring.borrow_mut();
         let mut main_ring = self.main_ring.borrow_mut();
@@ -1981,6 +1991,11 @@ impl Reactor {
             // We are about to go to sleep. It's ok to sleep, but if there
             // is a timer set, we need to make sure we wake up to handle it.
             if let (Some(dur), false) = (user_timer, keep_user_timer) {
+                // ringdns: no further ahead than a preemption period. Kept armed once the
+                // core wakes (change 1), this timer is also what preempts the task queues;
+                // armed for a far timer, a core that then ran without a pause would neither
+                // be preempted nor serve nearer timers set meanwhile until it fired.
+                let dur = dur.min(self.preempt_period.get());
                 self.latency_preemption_timeout_src
                     .set(Some(lat_ring.prepare_latency_preemption_timer(dur)));
                 self.latency_timer_user_deadline
