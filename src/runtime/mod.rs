@@ -253,6 +253,27 @@ mod tests {
         assert_eq!(choose_cpus(&t).unwrap(), vec![all[0]]);
     }
 
+    /// Runs the future `make` builds on an executor of its own thread with preemption period
+    /// `preempt`; its output, or why none came within 30 s.
+    fn on_own_executor<R, F>(
+        preempt: Duration,
+        make: impl FnOnce() -> F + Send + 'static,
+    ) -> Result<R, std::sync::mpsc::RecvTimeoutError>
+    where
+        R: Send + 'static,
+        F: std::future::Future<Output = R> + 'static,
+    {
+        let (done, finished) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let ex = LocalExecutorBuilder::new(Placement::Unbound)
+                .preempt_timer(preempt)
+                .make()
+                .unwrap();
+            let _ = done.send(ex.run(make()));
+        });
+        finished.recv_timeout(Duration::from_secs(30))
+    }
+
     /// glommio (vendor/glommio, change 1) keeps its preemption timer armed across executor
     /// turns, so the timer can fire between a turn's I/O poll and its first task. The
     /// executor must still run the tasks that are ready then, not park with them: a core
@@ -260,20 +281,12 @@ mod tests {
     /// no core took). A short preemption period makes that moment come thousands of times.
     #[test]
     fn a_preemption_before_the_first_task_of_a_turn_does_not_park_the_executor() {
-        let (done, finished) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let ex = LocalExecutorBuilder::new(Placement::Unbound)
-                .preempt_timer(Duration::from_micros(20))
-                .make()
-                .unwrap();
-            ex.run(async {
-                for _ in 0..300_000 {
-                    futures_lite::future::yield_now().await;
-                }
-            });
-            let _ = done.send(());
+        let finished = on_own_executor(Duration::from_micros(20), || async {
+            for _ in 0..300_000 {
+                futures_lite::future::yield_now().await;
+            }
         });
-        match finished.recv_timeout(Duration::from_secs(30)) {
+        match finished {
             Ok(()) => {}
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
                 panic!("the executor parked with a task ready")
@@ -290,42 +303,32 @@ mod tests {
     /// preemption period.
     #[test]
     fn a_near_timer_set_after_waking_from_a_sleep_on_a_far_one_fires_under_load() {
-        let (done, finished) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let ex = LocalExecutorBuilder::new(Placement::Unbound)
-                .preempt_timer(Duration::from_millis(50))
-                .make()
-                .unwrap();
-            let waited = ex.run(async {
-                glommio::spawn_local(glommio::timer::sleep(Duration::from_secs(30))).detach();
-                let sock = glommio::net::UdpSocket::bind("127.0.0.1:0").unwrap();
-                let to = sock.local_addr().unwrap();
-                std::thread::spawn(move || {
-                    std::thread::sleep(Duration::from_millis(10));
-                    let client = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
-                    client.send_to(b"wake", to).unwrap();
-                });
-                // Parks with only the far timer pending; the datagram wakes it.
-                let mut buf = [0u8; 16];
-                sock.recv_from(&mut buf).await.unwrap();
-                let fired = std::rc::Rc::new(std::cell::Cell::new(false));
-                let f = fired.clone();
-                glommio::spawn_local(async move {
-                    glommio::timer::sleep(Duration::from_millis(5)).await;
-                    f.set(true);
-                })
-                .detach();
-                let t0 = std::time::Instant::now();
-                while !fired.get() && t0.elapsed() < Duration::from_secs(3) {
-                    futures_lite::future::yield_now().await;
-                }
-                t0.elapsed()
+        let waited = on_own_executor(Duration::from_millis(50), || async {
+            glommio::spawn_local(glommio::timer::sleep(Duration::from_secs(30))).detach();
+            let sock = glommio::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+            let to = sock.local_addr().unwrap();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(10));
+                let client = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+                client.send_to(b"wake", to).unwrap();
             });
-            let _ = done.send(waited);
-        });
-        let waited = finished
-            .recv_timeout(Duration::from_secs(30))
-            .expect("the executor's thread finished");
+            // Parks with only the far timer pending; the datagram wakes it.
+            let mut buf = [0u8; 16];
+            sock.recv_from(&mut buf).await.unwrap();
+            let fired = std::rc::Rc::new(std::cell::Cell::new(false));
+            let f = fired.clone();
+            glommio::spawn_local(async move {
+                glommio::timer::sleep(Duration::from_millis(5)).await;
+                f.set(true);
+            })
+            .detach();
+            let t0 = std::time::Instant::now();
+            while !fired.get() && t0.elapsed() < Duration::from_secs(3) {
+                futures_lite::future::yield_now().await;
+            }
+            t0.elapsed()
+        })
+        .expect("the executor's thread finished");
         assert!(
             waited < Duration::from_secs(1),
             "a 5 ms timer fired after {waited:?} of busy running"

@@ -144,12 +144,9 @@ fn writer_output_decodes_with_hickory() {
     assert_eq!(e.version(), 0);
 }
 
-#[test]
-fn truncated_reply_is_valid_for_hickory() {
-    let p = hickory_query("big.example.org.", RecordType::A, None);
-    let q = Query::parse(&p).unwrap();
-    let mut out = Vec::with_capacity(2048);
-    let mut w = MessageWriter::reply(&q, &mut out, rcode::NOERROR);
+/// Writes a NOERROR reply to `q` with 40 A records (over 512 bytes) into `out`.
+fn forty_a_records(q: &Query<'_>, out: &mut Vec<u8>) {
+    let mut w = MessageWriter::reply(q, out, rcode::NOERROR);
     for i in 0..40u8 {
         w.push(
             Section::Answer,
@@ -162,6 +159,14 @@ fn truncated_reply_is_valid_for_hickory() {
         .unwrap();
     }
     w.finish();
+}
+
+#[test]
+fn truncated_reply_is_valid_for_hickory() {
+    let p = hickory_query("big.example.org.", RecordType::A, None);
+    let q = Query::parse(&p).unwrap();
+    let mut out = Vec::with_capacity(2048);
+    forty_a_records(&q, &mut out);
     assert!(out.len() > 512);
     finalize(&mut out, &q, q.max_reply_size(false));
     assert!(out.len() <= 512);
@@ -174,19 +179,7 @@ fn truncated_reply_is_valid_for_hickory() {
     // the same over EDNS 4096: untouched but for the OPT
     let p = hickory_query("big.example.org.", RecordType::A, Some((4096, false)));
     let q = Query::parse(&p).unwrap();
-    let mut w = MessageWriter::reply(&q, &mut out, rcode::NOERROR);
-    for i in 0..40u8 {
-        w.push(
-            Section::Answer,
-            Owner::Question,
-            rtype::A,
-            class::IN,
-            60,
-            &[10, 0, 0, i],
-        )
-        .unwrap();
-    }
-    w.finish();
+    forty_a_records(&q, &mut out);
     let before = out.clone();
     finalize(&mut out, &q, q.max_reply_size(false));
     assert_eq!(out[..10], before[..10]);
@@ -202,19 +195,7 @@ fn fit_cuts_a_finished_reply_keeping_its_opt() {
     let p = hickory_query("big.example.org.", RecordType::A, Some((4096, false)));
     let q = Query::parse(&p).unwrap();
     let mut out = Vec::with_capacity(2048);
-    let mut w = MessageWriter::reply(&q, &mut out, rcode::NOERROR);
-    for i in 0..40u8 {
-        w.push(
-            Section::Answer,
-            Owner::Question,
-            rtype::A,
-            class::IN,
-            60,
-            &[10, 0, 0, i],
-        )
-        .unwrap();
-    }
-    w.finish();
+    forty_a_records(&q, &mut out);
     finalize(&mut out, &q, q.max_reply_size(false));
     let whole = out.clone();
     // Room enough: untouched.
