@@ -1,9 +1,9 @@
-//! Replies the network path cannot carry whole. The listeners' IPv4 UDP sockets send with
-//! DF set (`IP_PMTUDISC_PROBE`, see `sockets::udp`): replies are never fragmented, as
-//! RFC 9715 recommends, and the kernel skips the per-packet IP ID hash it needs for
-//! fragmentable packets. A reply longer than the interface MTU then fails with EMSGSIZE
-//! instead of leaving in fragments; it is sent again cut down, with TC set, so the client
-//! retries over TCP, as it would after a truncation for its advertised size.
+//! Replies the network path cannot carry whole. The listeners' UDP sockets never fragment
+//! (`IP_PMTUDISC_PROBE` and IPv6's, see `sockets::udp`), as RFC 9715 recommends; over IPv4
+//! that also spares the kernel the per-packet IP ID hash it needs for fragmentable packets.
+//! A reply longer than the interface MTU then fails with EMSGSIZE instead of leaving in
+//! fragments; it is sent again cut down, with TC set, so the client retries over TCP, as it
+//! would after a truncation for its advertised size.
 
 use crate::wire;
 use socket2::{SockAddr, SockRef};
