@@ -248,6 +248,17 @@ mod tests {
     }
 
     #[test]
+    fn a_conditional_get_marks_only_the_entry_it_hands_out() {
+        let mut c = holding(2, &[1, 2]);
+        assert!(c.get_mut_if(1, |_| false).is_none());
+        c.insert(3, entry("c"), |_| false);
+        assert_eq!(keys(&c), [2, 3], "1 declined, so not marked: evicted");
+        assert!(c.get_mut_if(2, |_| true).is_some());
+        c.insert(4, entry("d"), |_| false);
+        assert_eq!(keys(&c), [2, 4], "2 handed out, so marked: kept");
+    }
+
+    #[test]
     fn updating_an_entry_does_not_mark_it() {
         let mut c = holding(2, &[1, 2]);
         c.peek_mut(1).unwrap().refreshing = true;
