@@ -113,6 +113,11 @@ impl Entry {
             && name.eq_lowercase(self.name())
     }
 
+    /// Whether the entry is for the query `q` (after the hash matched).
+    pub fn is_for_query(&self, q: &Query<'_>) -> bool {
+        self.is_for(&q.qname(), q.qtype(), q.qclass(), key_bits(q))
+    }
+
     /// Seconds since it was stored (whole seconds, as TTLs count).
     pub fn age(&self, now: Instant) -> Duration {
         now.saturating_duration_since(self.stored)

@@ -233,11 +233,9 @@ impl Cache {
         if self.negative.borrow().len() != 0 {
             return None;
         }
-        let q = &req.query;
-        let (name, qtype, qclass, bits) = (q.qname(), q.qtype(), q.qclass(), entry::key_bits(q));
         let mut c = self.positive.borrow_mut();
         let e = c.get_mut_if(key, |e| {
-            e.is_for(&name, qtype, qclass, bits) && e.age(now) < e.duration
+            e.is_for_query(&req.query) && e.age(now) < e.duration
         })?;
         self.ctr(req.server).requests.inc();
         self.write_answer(req, e, Which::Positive, now, false);
@@ -273,7 +271,6 @@ impl Cache {
     /// cached SERVFAIL never hides a positive answer; with `prefer_positive` a positive
     /// answer wins over any denial), fresh before stale.
     fn look(&self, key: u64, q: &Query<'_>, now: Instant) -> Look {
-        let (name, qtype, qclass, bits) = (q.qname(), q.qtype(), q.qclass(), entry::key_bits(q));
         let stale_for = self
             .shared
             .cfg
@@ -287,7 +284,7 @@ impl Cache {
                 return None;
             }
             let e = c.peek(key)?;
-            if !e.is_for(&name, qtype, qclass, bits) {
+            if !e.is_for_query(q) {
                 return None;
             }
             let age = e.age(now);

@@ -280,14 +280,10 @@ impl Sender {
                     return;
                 }
                 _ => {
-                    if super::oversize::is_too_big(&e) {
-                        // Longer than the interface MTU (DF is set): sent again, cut.
-                        if let Some((bytes, to)) = replies.clone().nth(done) {
-                            super::oversize::send_cut(sock.as_raw_fd(), bytes, to);
-                        }
-                    } else {
-                        // It cannot be sent (e.g. an unreachable address): skip it.
-                        super::udp::note_send_error(&e);
+                    // This datagram cannot be sent as it is (too long for the interface, an
+                    // unreachable address): it goes out cut, or is skipped and counted.
+                    if let Some((bytes, to)) = replies.clone().nth(done) {
+                        super::oversize::send_failed(sock.as_raw_fd(), &e, bytes, to);
                     }
                     done += 1;
                 }

@@ -21,14 +21,24 @@ thread_local! {
 }
 
 /// Whether a send failed because the datagram is longer than the path allows.
-pub fn is_too_big(e: &io::Error) -> bool {
+fn is_too_big(e: &io::Error) -> bool {
     e.raw_os_error() == Some(libc::EMSGSIZE)
+}
+
+/// What follows a reply the kernel refused with `e`: one too long to send goes out again
+/// cut ([`send_cut`]); any other failure is counted as a send error.
+pub fn send_failed(fd: RawFd, e: &io::Error, reply: &[u8], to: SocketAddr) {
+    if is_too_big(e) {
+        send_cut(fd, reply, to);
+    } else {
+        super::udp::note_send_error(e);
+    }
 }
 
 /// Sends `reply` to `to` on the socket `fd`, cut (whole records dropped from the end, the
 /// OPT kept, TC set) to the first of [`CUT_SIZES`] the kernel takes. Rare, so it may
 /// allocate; a reply that cannot be cut or sent is counted as a send error.
-pub fn send_cut(fd: RawFd, reply: &[u8], to: SocketAddr) {
+fn send_cut(fd: RawFd, reply: &[u8], to: SocketAddr) {
     // SAFETY: `fd` is the caller's open socket, alive for this call; the borrow ends with it.
     let fd = unsafe { BorrowedFd::borrow_raw(fd) };
     let sock = SockRef::from(&fd);

@@ -109,11 +109,6 @@ pub async fn sender(queue: Rc<ReplyQueue>, sock: Rc<UdpSocket>) {
 /// Sends one reply now, without the queue (for a socket loop that is stopping).
 pub async fn send_now(sock: &UdpSocket, reply: &[u8], to: SocketAddr) {
     if let Err(e) = sock.send_to(reply, to).await {
-        let e = io::Error::from(e);
-        if super::oversize::is_too_big(&e) {
-            super::oversize::send_cut(sock.as_raw_fd(), reply, to);
-        } else {
-            super::udp::note_send_error(&e);
-        }
+        super::oversize::send_failed(sock.as_raw_fd(), &io::Error::from(e), reply, to);
     }
 }
