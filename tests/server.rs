@@ -396,7 +396,8 @@ fn once_stopped_the_server_leaves_no_listener_behind() {
     // ended right after its loops left the cancellations of their last waits (an accept, a
     // poll) unsubmitted, and its listening sockets to the ring's teardown after exit: for a
     // few milliseconds a connection to the stopped server was accepted and then reset
-    // (about one stop in four). Stopped, the port must refuse.
+    // (about one stop in four). Stopped, the port must refuse (the accept loop shuts its
+    // listener down as it ends).
     let port = common::free_port();
     for round in 0..12 {
         let mut s = common::start_on_port(port.port, ".:PORT {\n    whoami\n}\n");

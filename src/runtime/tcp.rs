@@ -53,14 +53,19 @@ impl TcpLimits {
     }
 }
 
-/// Accepts connections on the listener of `view` until `stop` is given (at shutdown, or
-/// when a reload removes the listener). `max_conns` is the global block's cap.
+/// Accepts connections on the listener of `view` (the listening socket `sock`) until `stop`
+/// is given (at shutdown, or when a reload removes the listener), then stops listening at
+/// once. `max_conns` is the global block's cap.
 pub async fn run<H: Handler + 'static>(
     mut view: View<H>,
-    listener: TcpListener,
+    sock: socket2::Socket,
     max_conns: usize,
     stop: Rc<Stop>,
 ) {
+    let fd = sock.into_raw_fd();
+    // SAFETY: the fd comes from a socket2 socket we owned and gave up; glommio's listener
+    // becomes its only owner, and lives until this function returns.
+    let listener = unsafe { TcpListener::from_raw_fd(fd) };
     let open = Rc::new(Cell::new(0usize));
     let mut warned = false;
     loop {
@@ -100,6 +105,17 @@ pub async fn run<H: Handler + 'static>(
             open.set(open.get() - 1);
         })
         .detach();
+    }
+    // The accept in flight keeps the socket open until glommio has submitted and completed
+    // its cancellation (at its next reactor turn; for a core that is ending, at the ring's
+    // teardown after the process exited). Meanwhile the kernel would still take connections
+    // that nobody accepts and reset them later: a connection right after a stop must be
+    // refused instead.
+    if let Err(e) = nix::sys::socket::shutdown(fd, nix::sys::socket::Shutdown::Read) {
+        crate::error!(
+            "tcp listener {}: stop listening: {e}",
+            view.core.listeners[view.li].name
+        );
     }
 }
 

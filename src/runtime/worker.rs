@@ -100,12 +100,6 @@ pub async fn core_main(
     for t in std::mem::take(&mut w.tasks) {
         let _ = t.await;
     }
-    // The loops' last waits (an accept, a poll) were cancelled as they ended, but glommio
-    // submits cancellations at its next reactor turn, and a request in flight keeps its
-    // socket open until its cancellation completed. A short sleep lets both happen while
-    // this process lives: left to the ring's teardown after exit, a TCP listener took
-    // connections for a few milliseconds more and then reset them.
-    glommio::timer::sleep(Duration::from_millis(1)).await;
     let core = w.current.get();
     let t0 = Instant::now();
     while core.inflight.get() > 0 && t0.elapsed() < DRAIN {
@@ -162,10 +156,6 @@ impl Worker {
         let udp = Rc::new(unsafe {
             <glommio::net::UdpSocket as std::os::fd::FromRawFd>::from_raw_fd(s.udp.into_raw_fd())
         });
-        // SAFETY: as above, for the listening TCP socket.
-        let tcp = unsafe {
-            <glommio::net::TcpListener as std::os::fd::FromRawFd>::from_raw_fd(s.tcp.into_raw_fd())
-        };
         let t = &self.tuning;
         let (backend, batch) = match t.udp_backend {
             UdpBackend::Mmsg => (
@@ -186,6 +176,6 @@ impl Worker {
             .detach(),
         );
         self.tasks
-            .push(glommio::spawn_local(tcp::run(view, tcp, t.tcp_max_conns, stop)).detach());
+            .push(glommio::spawn_local(tcp::run(view, s.tcp, t.tcp_max_conns, stop)).detach());
     }
 }
