@@ -31,6 +31,9 @@ pub struct Tuning {
     pub tcp_sndbuf: usize,
     /// Open TCP connections allowed per core and listener; more are closed at accept.
     pub tcp_max_conns: usize,
+    /// Open TCP connections allowed per client address (IPv6: per /64), per core and
+    /// listener; 0 = no cap.
+    pub tcp_max_conns_per_ip: usize,
     /// The UDP datagram backend.
     pub udp_backend: UdpBackend,
     /// glommio's registered io_memory per executor, bytes; small, since networking gains
@@ -52,6 +55,7 @@ impl Default for Tuning {
             tcp_rcvbuf: 0,
             tcp_sndbuf: 0,
             tcp_max_conns: 1024,
+            tcp_max_conns_per_ip: 64,
             udp_backend: UdpBackend::Mmsg,
             io_memory: 256 << 10,
             spin_before_park: std::time::Duration::ZERO,
@@ -82,6 +86,9 @@ pub fn parse(directives: &[Directive]) -> Result<Tuning, Error> {
                 "tcp_rcvbuf" => t.tcp_rcvbuf = size(&d, &one(&d)?)?,
                 "tcp_sndbuf" => t.tcp_sndbuf = size(&d, &one(&d)?)?,
                 "tcp_max_conns" => t.tcp_max_conns = number(&d, &one(&d)?, 1, 1_000_000)?,
+                "tcp_max_conns_per_ip" => {
+                    t.tcp_max_conns_per_ip = number(&d, &one(&d)?, 0, 1_000_000)?
+                }
                 "io_memory" => {
                     t.io_memory = size(&d, &one(&d)?)?;
                     if t.io_memory < 64 << 10 {
@@ -146,6 +153,7 @@ pub fn changed(a: &Tuning, b: &Tuning) -> Vec<&'static str> {
         tcp_rcvbuf,
         tcp_sndbuf,
         tcp_max_conns,
+        tcp_max_conns_per_ip,
         udp_backend,
         io_memory,
         spin_before_park,
@@ -158,6 +166,10 @@ pub fn changed(a: &Tuning, b: &Tuning) -> Vec<&'static str> {
     check("tcp_rcvbuf", *tcp_rcvbuf == b.tcp_rcvbuf);
     check("tcp_sndbuf", *tcp_sndbuf == b.tcp_sndbuf);
     check("tcp_max_conns", *tcp_max_conns == b.tcp_max_conns);
+    check(
+        "tcp_max_conns_per_ip",
+        *tcp_max_conns_per_ip == b.tcp_max_conns_per_ip,
+    );
     check("udp_backend", *udp_backend == b.udp_backend);
     check("io_memory", *io_memory == b.io_memory);
     check("spin_before_park", *spin_before_park == b.spin_before_park);
@@ -230,7 +242,7 @@ mod tests {
     #[test]
     fn every_option_parses() {
         let t = tuning(
-            "{\n workers 2\n cpus 0-1\n udp_batch 64\n udp_rcvbuf 8M\n udp_sndbuf 512K\n tcp_rcvbuf 65536\n tcp_sndbuf 1m\n tcp_max_conns 10\n udp_backend glommio\n io_memory 128K\n spin_before_park 50us\n}\n. {\n whoami\n}\n",
+            "{\n workers 2\n cpus 0-1\n udp_batch 64\n udp_rcvbuf 8M\n udp_sndbuf 512K\n tcp_rcvbuf 65536\n tcp_sndbuf 1m\n tcp_max_conns 10\n tcp_max_conns_per_ip 3\n udp_backend glommio\n io_memory 128K\n spin_before_park 50us\n}\n. {\n whoami\n}\n",
         )
         .unwrap();
         assert_eq!(t.workers, Some(2));
@@ -241,6 +253,7 @@ mod tests {
         assert_eq!(t.tcp_rcvbuf, 65536);
         assert_eq!(t.tcp_sndbuf, 1 << 20);
         assert_eq!(t.tcp_max_conns, 10);
+        assert_eq!(t.tcp_max_conns_per_ip, 3);
         assert_eq!(t.udp_backend, UdpBackend::Glommio);
         assert_eq!(t.io_memory, 128 << 10);
         assert_eq!(t.spin_before_park, std::time::Duration::from_micros(50));

@@ -175,7 +175,11 @@ impl Worker {
             ))
             .detach(),
         );
+        let caps = tcp::TcpCaps {
+            total: t.tcp_max_conns,
+            per_client: t.tcp_max_conns_per_ip,
+        };
         self.tasks
-            .push(glommio::spawn_local(tcp::run(view, s.tcp, t.tcp_max_conns, stop)).detach());
+            .push(glommio::spawn_local(tcp::run(view, s.tcp, caps, stop)).detach());
     }
 }

@@ -33,9 +33,11 @@ impl Drop for Port {
 pub fn free_port() -> Port {
     std::fs::create_dir_all(PORT_DIR).unwrap();
     for _ in 0..200 {
-        let udp = UdpSocket::bind("127.0.0.1:0").unwrap();
+        // On the wildcard address: a port that a client socket holds on any loopback
+        // address (tests connect from 127.0.0.2 and others) is not free for a server.
+        let udp = UdpSocket::bind("0.0.0.0:0").unwrap();
         let port = udp.local_addr().unwrap().port();
-        if std::net::TcpListener::bind(("127.0.0.1", port)).is_err() {
+        if std::net::TcpListener::bind(("0.0.0.0", port)).is_err() {
             continue;
         }
         let claim = PathBuf::from(PORT_DIR).join(port.to_string());

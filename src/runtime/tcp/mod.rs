@@ -1,19 +1,27 @@
 //! DNS over TCP for one listener on one core: accept, then one task per connection reading
-//! length-prefixed queries with CoreDNS's timeouts (first read 3 s, idle 10 s, write 5 s),
-//! under a per-core connection cap. Connections pick up a reloaded configuration between
-//! queries (see `swap`); the accept loop's socket stays open across reloads that keep it.
+//! length-prefixed queries with CoreDNS's timeouts (the first message within 3 s, each later
+//! one within 10 s, a reply written within 5 s), each message under one deadline whatever
+//! arrives in between (`frames`), in a table whose caps an idle flood or one client cannot
+//! exhaust (`table`). Connections pick up a reloaded configuration between queries (see
+//! `swap`); the accept loop's socket stays open across reloads that keep it.
+
+mod frames;
+mod table;
+
+pub use table::TcpCaps;
 
 use super::serve::{Verdict, serve_deferred, serve_inline, spawn_deferred, spawn_refreshes};
 use super::stop::Stop;
 use super::swap::View;
 use crate::plugin::{Handler, Proto};
-use futures_lite::{AsyncReadExt, AsyncWriteExt};
+use frames::{FrameReader, NoMessage};
+use futures_lite::AsyncWriteExt;
 use glommio::net::{TcpListener, TcpStream};
 use glommio::sync::{RwLock, Semaphore};
-use std::cell::Cell;
 use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, IntoRawFd};
 use std::rc::Rc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+use table::{ConnTable, Refusal};
 
 /// Queries of one connection that may wait (as tasks) at once.
 const MAX_DEFERRED_PER_CONNECTION: u64 = 64;
@@ -25,49 +33,49 @@ const MAX_DEFERRED_PER_CONNECTION: u64 = 64;
 /// measurable.
 const QUERIES_BEFORE_YIELD: u64 = 64;
 
+/// Replies of pipelined queries gathered before they are written at once.
+const WRITE_AT: usize = 16 * 1024;
+
 /// TCP limits of a listener.
 #[derive(Debug, Clone, Copy)]
 pub struct TcpLimits {
-    /// Wait for the first query of a connection.
+    /// Time for the whole first message of a connection.
     pub read: Duration,
-    /// Wait for each later query.
+    /// Time for each later message, from the end of the one before.
     pub idle: Duration,
     /// Wait for a reply to be written.
     pub write: Duration,
     /// Queries per connection before it is closed (`timeouts { maxtcpqueries }`).
     pub max_queries: Option<u64>,
-    /// Connections open at once on this core and listener.
-    pub max_conns: usize,
 }
 
 impl TcpLimits {
-    /// The listener's `timeouts` (CoreDNS's defaults without) and the tuning's cap.
-    pub fn new(t: &crate::plugin::TcpTimeouts, max_conns: usize) -> Self {
+    /// The listener's `timeouts` (CoreDNS's defaults without).
+    pub fn new(t: &crate::plugin::TcpTimeouts) -> Self {
         TcpLimits {
             read: t.read,
             idle: t.idle,
             write: t.write,
             max_queries: t.max_queries,
-            max_conns,
         }
     }
 }
 
 /// Accepts connections on the listener of `view` (the listening socket `sock`) until `stop`
 /// is given (at shutdown, or when a reload removes the listener), then stops listening at
-/// once. `max_conns` is the global block's cap.
+/// once. `caps` are the global block's.
 pub async fn run<H: Handler + 'static>(
     mut view: View<H>,
     sock: socket2::Socket,
-    max_conns: usize,
+    caps: TcpCaps,
     stop: Rc<Stop>,
 ) {
     let fd = sock.into_raw_fd();
     // SAFETY: the fd comes from a socket2 socket we owned and gave up; glommio's listener
     // becomes its only owner, and lives until this function returns.
     let listener = unsafe { TcpListener::from_raw_fd(fd) };
-    let open = Rc::new(Cell::new(0usize));
-    let mut warned = false;
+    let table = ConnTable::new(caps);
+    let mut warned = Warned::default();
     loop {
         let accepted = futures_lite::future::or(async { Some(listener.accept().await) }, async {
             stop.wait().await;
@@ -83,26 +91,31 @@ pub async fn run<H: Handler + 'static>(
                 continue;
             }
         };
-        view.refresh();
-        let limits = TcpLimits::new(&view.core.meta[view.li].tcp, max_conns);
-        if open.get() >= limits.max_conns {
-            if !warned {
-                crate::warning!(
-                    "TCP connection limit ({}) reached on {} (this core); closing new connections until some end",
-                    limits.max_conns,
-                    view.core.listeners[view.li].name
-                );
-                warned = true;
-            }
-            drop(stream);
+        let Ok(client) = stream.peer_addr() else {
             continue;
-        }
-        warned = false;
-        open.set(open.get() + 1);
-        let (view, open, stop) = (view.clone(), open.clone(), stop.clone());
+        };
+        view.refresh();
+        let name = &view.core.listeners[view.li].name;
+        let admitted = match table.admit(stream.as_raw_fd(), client.ip(), Instant::now()) {
+            Ok(a) => a,
+            Err(refusal) => {
+                warned.refused(refusal, caps, name, client);
+                drop(stream);
+                continue;
+            }
+        };
+        warned.admitted(admitted.evicted_one, caps, name);
+        // Pipelined replies must not wait for the client's delayed ACK (Nagle); Go, and so
+        // CoreDNS, sets this on every connection.
+        let _ = stream.set_nodelay(true);
+        let limits = TcpLimits::new(&view.core.meta[view.li].tcp);
+        let (view, stop) = (view.clone(), stop.clone());
         glommio::spawn_local(async move {
-            connection(view, stream, limits, &stop).await;
-            open.set(open.get() - 1);
+            let registration = admitted.registration;
+            connection(view, stream, client, limits, registration.state(), &stop).await;
+            // `stream` was dropped as `connection` returned; the registration goes with it,
+            // in the same step, so its fd is never used after the socket is released.
+            drop(registration);
         })
         .detach();
     }
@@ -119,6 +132,54 @@ pub async fn run<H: Handler + 'static>(
     }
 }
 
+/// The accept loop's warnings: one when a cap starts to bite, none while it keeps biting.
+#[derive(Default)]
+struct Warned {
+    full: bool,
+    client: bool,
+}
+
+impl Warned {
+    fn refused(
+        &mut self,
+        why: Refusal,
+        caps: TcpCaps,
+        listener: &str,
+        client: std::net::SocketAddr,
+    ) {
+        match why {
+            Refusal::ClientCap if !self.client => {
+                crate::warning!(
+                    "TCP connections per client ({}) reached on {listener} (this core) by {}; closing its new connections until some end",
+                    caps.per_client,
+                    client.ip()
+                );
+                self.client = true;
+            }
+            Refusal::Full if !self.full => {
+                crate::warning!(
+                    "TCP connection limit ({}) reached on {listener} (this core) with a query in flight on every connection; closing new connections until some end",
+                    caps.total
+                );
+                self.full = true;
+            }
+            _ => {}
+        }
+    }
+
+    fn admitted(&mut self, evicted_one: bool, caps: TcpCaps, listener: &str) {
+        if evicted_one && !self.full {
+            crate::warning!(
+                "TCP connection limit ({}) reached on {listener} (this core); closing the connections idle longest to make room",
+                caps.total
+            );
+            self.full = true;
+        } else if !evicted_one {
+            *self = Warned::default();
+        }
+    }
+}
+
 /// A second handle on the connection's socket for writing, so replies can be written by the
 /// reading loop and by deferred queries alike, one at a time, while the loop keeps reading.
 fn writer_for(stream: &TcpStream, limits: &TcpLimits) -> std::io::Result<Rc<RwLock<TcpStream>>> {
@@ -130,90 +191,104 @@ fn writer_for(stream: &TcpStream, limits: &TcpLimits) -> std::io::Result<Rc<RwLo
     Ok(Rc::new(RwLock::new(w)))
 }
 
-/// Writes one length-prefixed reply; `out` is scratch space.
-async fn write_frame(
-    w: &RwLock<TcpStream>,
-    reply: &[u8],
-    out: &mut Vec<u8>,
-) -> std::io::Result<()> {
-    if reply.len() > usize::from(u16::MAX) {
+/// Appends one reply to `out` as a TCP frame.
+fn push_frame(out: &mut Vec<u8>, reply: &[u8]) -> std::io::Result<()> {
+    let Ok(len) = u16::try_from(reply.len()) else {
         return Err(std::io::Error::other("reply longer than a TCP frame"));
-    }
-    out.clear();
-    out.extend_from_slice(&(reply.len() as u16).to_be_bytes());
+    };
+    out.extend_from_slice(&len.to_be_bytes());
     out.extend_from_slice(reply);
+    Ok(())
+}
+
+/// Writes the frames gathered in `out` and empties it; a buffer a large reply grew is given
+/// back.
+async fn write_out(w: &RwLock<TcpStream>, out: &mut Vec<u8>) -> std::io::Result<()> {
+    if out.is_empty() {
+        return Ok(());
+    }
     let mut g = w
         .write()
         .await
         .map_err(|_| std::io::Error::other("connection closed"))?;
     g.write_all(out).await?;
-    g.flush().await
+    g.flush().await?;
+    drop(g);
+    out.clear();
+    if out.capacity() > 4 * WRITE_AT {
+        *out = Vec::new();
+    }
+    Ok(())
 }
 
 /// Serves one connection. A client may send many queries before reading (pipelining);
-/// queries answered inline are written in order, and a query that has to wait is served as a
-/// task whose answer leaves when ready, possibly after later ones.
+/// queries answered inline are written in order (those already buffered together, in one
+/// write), and a query that has to wait is served as a task whose answer leaves when ready,
+/// possibly after later ones.
 async fn connection<H: Handler + 'static>(
     mut view: View<H>,
-    stream: TcpStream,
+    mut stream: TcpStream,
+    client: std::net::SocketAddr,
     limits: TcpLimits,
+    state: &Rc<table::ConnState>,
     stop: &Stop,
 ) {
-    let Ok(client) = stream.peer_addr() else {
-        return;
-    };
     let Ok(writer) = writer_for(&stream, &limits) else {
         return;
     };
-    let mut stream = stream.buffered();
-    let mut query = vec![0u8; 65_535];
-    let mut reply = Vec::with_capacity(4096);
-    let mut out = Vec::with_capacity(4096);
+    let mut frames = FrameReader::default();
+    let (mut reply, mut out) = (Vec::new(), Vec::new());
     let mut first = true;
     let mut served: u64 = 0;
     let waiting = Rc::new(Semaphore::new(MAX_DEFERRED_PER_CONNECTION));
     loop {
         if limits.max_queries.is_some_and(|m| served >= m) {
             // maxtcpqueries reached: close once the answers in flight are out.
+            let _ = write_out(&writer, &mut out).await;
+            return;
+        }
+        // Replies gathered for pipelined queries leave before the loop waits for more.
+        if !frames.has_message() && write_out(&writer, &mut out).await.is_err() {
             return;
         }
         let wait = if first { limits.read } else { limits.idle };
-        let _ = stream.set_read_timeout(Some(wait));
-        let mut len = [0u8; 2];
-        let got =
-            futures_lite::future::or(async { Some(stream.read_exact(&mut len).await) }, async {
-                stop.wait().await;
-                None
-            })
-            .await;
-        if !matches!(got, Some(Ok(()))) {
-            return;
-        }
-        let n = usize::from(u16::from_be_bytes(len));
-        let _ = stream.set_read_timeout(Some(limits.read));
-        if stream.read_exact(&mut query[..n]).await.is_err() {
-            return;
-        }
+        let query = match frames.next(&mut stream, Instant::now() + wait, stop).await {
+            Ok(q) => q,
+            Err(NoMessage::Closed | NoMessage::Broken | NoMessage::Stopped) => return,
+        };
+        state.completed_message(Instant::now());
         first = false;
         served += 1;
         view.refresh();
         let (core, li) = (&view.core, view.li);
         let l = &core.listeners[li];
-        match serve_inline(core, l, &query[..n], false, client, Proto::Tcp, &mut reply) {
+        match serve_inline(core, l, query, false, client, Proto::Tcp, &mut reply) {
             Verdict::Send => {
-                if write_frame(&writer, &reply, &mut out).await.is_err() {
+                if push_frame(&mut out, &reply).is_err()
+                    || (out.len() >= WRITE_AT && write_out(&writer, &mut out).await.is_err())
+                {
                     return;
                 }
             }
             Verdict::Drop => {}
             Verdict::Defer(note) => {
+                let packet = query.to_vec();
                 // Bound what one client can have waiting: past the limit, stop reading its
-                // queries until one finishes.
-                let Ok(permit) = waiting.acquire_static_permit(1).await else {
-                    return;
+                // queries until one finishes (the replies gathered so far leave first).
+                let permit = match waiting.try_acquire_static_permit(1) {
+                    Ok(p) => p,
+                    Err(_) => {
+                        if write_out(&writer, &mut out).await.is_err() {
+                            return;
+                        }
+                        let Ok(p) = waiting.acquire_static_permit(1).await else {
+                            return;
+                        };
+                        p
+                    }
                 };
-                let packet = query[..n].to_vec();
-                let writer = writer.clone();
+                let (writer, state) = (writer.clone(), state.clone());
+                state.deferred_started();
                 spawn_deferred(core.clone(), move |core| async move {
                     let _permit = permit;
                     let (mut reply, mut out) = (Vec::new(), Vec::new());
@@ -230,18 +305,25 @@ async fn connection<H: Handler + 'static>(
                     )
                     .await
                         == Verdict::Send
+                        && push_frame(&mut out, &reply).is_ok()
                     {
-                        let _ = write_frame(&writer, &reply, &mut out).await;
+                        let _ = write_out(&writer, &mut out).await;
                     }
+                    state.deferred_finished();
                 });
             }
         }
+        frames.consume();
         core.after_batch();
         spawn_refreshes(core);
         if stop.is_set() {
+            let _ = write_out(&writer, &mut out).await;
             return;
         }
         if served % QUERIES_BEFORE_YIELD == 0 {
+            if write_out(&writer, &mut out).await.is_err() {
+                return;
+            }
             futures_lite::future::yield_now().await;
         }
     }
@@ -306,12 +388,22 @@ mod tests {
                 idle: Duration::from_secs(3),
                 write: Duration::from_secs(3),
                 max_queries: None,
-                max_conns: 1,
             };
             let stop = Rc::new(Stop::new());
+            let table = ConnTable::new(TcpCaps {
+                total: 1,
+                per_client: 0,
+            });
+            let client_addr = stream.peer_addr().unwrap();
+            let admitted = table
+                .admit(stream.as_raw_fd(), client_addr.ip(), Instant::now())
+                .unwrap();
             let conn = {
                 let stop = stop.clone();
-                glommio::spawn_local(async move { connection(view, stream, limits, &stop).await })
+                glommio::spawn_local(async move {
+                    let r = admitted.registration;
+                    connection(view, stream, client_addr, limits, r.state(), &stop).await
+                })
             };
             for _ in 0..5000 {
                 if served.get() == QUERIES {
