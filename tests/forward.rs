@@ -821,3 +821,59 @@ fn log_lines_of_forwarded_queries_are_written() {
     }
     assert_eq!(lines(&f), 50, "{}", f.stdout());
 }
+
+/// A TCP upstream that accepts connections and closes each at once, unanswered, for at
+/// most `limit`; its thread returns how many it accepted.
+fn closing_upstream(limit: Duration) -> (common::Port, std::thread::JoinHandle<usize>) {
+    let port = common::free_port();
+    let listener = std::net::TcpListener::bind(("127.0.0.1", port.port)).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let t = std::thread::spawn(move || {
+        let (t0, mut accepted) = (Instant::now(), 0);
+        while t0.elapsed() < limit {
+            match listener.accept() {
+                Ok((s, _)) => {
+                    accepted += 1;
+                    drop(s);
+                }
+                Err(_) => std::thread::sleep(Duration::from_millis(1)),
+            }
+        }
+        accepted
+    });
+    (port, t)
+}
+
+#[test]
+fn an_upstream_that_closes_every_tcp_connection_is_backed_off_not_redialled() {
+    let (up, accepted) = closing_upstream(Duration::from_secs(4));
+    // max_fails 0: never marked down, so only the back-off keeps forward from dialling.
+    let f = forwarder(&format!(
+        " forward . 127.0.0.1:{} {{\n  force_tcp\n  max_fails 0\n }}",
+        up.port
+    ));
+    let before = fds(f.pid());
+    let (mut answered, mut most_fds) = (0, 0);
+    // 100 queries over about a second, each waited for.
+    for i in 0..100u16 {
+        let r = udp_exchange(
+            f.port,
+            &query(i, &format!("c{i}.closing.test."), A),
+            Duration::from_secs(3),
+        );
+        if r.is_some_and(|r| r[3] & 0x0f == 2) {
+            answered += 1;
+        }
+        most_fds = most_fds.max(fds(f.pid()));
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let dials = accepted.join().unwrap();
+    assert_eq!(answered, 100, "every query gets SERVFAIL, none is dropped");
+    // Redialling at once made two connections per query (200 here); backed off (200 ms,
+    // doubling), a handful.
+    assert!(dials <= 15, "{dials} connections for 100 queries");
+    assert!(
+        most_fds <= before + 4,
+        "open fds peaked at {most_fds} (before: {before})"
+    );
+}

@@ -89,6 +89,9 @@ pub struct Conn<S> {
     last_used: Cell<Instant>,
     last_read: Cell<Instant>,
     mismatched: Cell<u64>,
+    /// Whether a reply ever came back on it (a peer that closes connections unanswered is
+    /// backed off, one that closes an old connection is not).
+    answered: Cell<bool>,
 }
 
 impl<S: AsyncRead + AsyncWrite + Unpin + 'static> Conn<S> {
@@ -105,6 +108,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + 'static> Conn<S> {
             last_used: Cell::new(now),
             last_read: Cell::new(now),
             mismatched: Cell::new(0),
+            answered: Cell::new(false),
         });
         let c = conn.clone();
         glommio::spawn_local(async move { c.read_loop(r).await }).detach();
@@ -130,7 +134,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin + 'static> Conn<S> {
             let id = u16::from_be_bytes([buf[0], buf[1]]);
             let slot = self.pending.borrow_mut().remove(&id);
             match slot {
-                Some(slot) => slot.deliver(Ok(buf)),
+                Some(slot) => {
+                    self.answered.set(true);
+                    slot.deliver(Ok(buf))
+                }
                 None => self.mismatched.set(self.mismatched.get() + 1),
             }
         }
@@ -176,6 +183,11 @@ impl<S: AsyncRead + AsyncWrite + Unpin + 'static> Conn<S> {
     /// Queries waiting on it, to pick the least loaded connection.
     pub fn load(&self) -> usize {
         self.pending.borrow().len()
+    }
+
+    /// Whether a reply has ever come back on it.
+    pub fn has_answered(&self) -> bool {
+        self.answered.get()
     }
 
     /// Whether the connection is closed.

@@ -2,6 +2,7 @@
 //! core: each core has its own UDP sockets and pipelined TCP/TLS connections per upstream;
 //! health is shared by all cores through atomics.
 
+mod backoff;
 mod config;
 mod conn;
 mod counters;

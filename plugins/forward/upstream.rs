@@ -1,6 +1,7 @@
 //! One upstream as one core sees it: its pools of UDP sockets and TCP/TLS connections, and
 //! the exchange of one query over the transport chosen for it.
 
+use super::backoff::DialBackoff;
 use super::config::{ForwardConfig, Upstream};
 use super::conn::{Conn, ConnError};
 use super::counters::UpstreamCounters;
@@ -110,6 +111,8 @@ pub struct UpstreamCore {
     tls: RefCell<Vec<Rc<Conn<TlsStream<TcpStream>>>>>,
     tcp_gate: Semaphore,
     tls_gate: Semaphore,
+    tcp_backoff: DialBackoff,
+    tls_backoff: DialBackoff,
     /// This core's counters for it.
     pub counters: Arc<UpstreamCounters>,
 }
@@ -151,6 +154,8 @@ impl UpstreamCore {
             tls: RefCell::new(Vec::new()),
             tcp_gate: Semaphore::new(1),
             tls_gate: Semaphore::new(1),
+            tcp_backoff: DialBackoff::default(),
+            tls_backoff: DialBackoff::default(),
             counters: Arc::new(UpstreamCounters::default()),
         }
     }
@@ -229,8 +234,13 @@ impl UpstreamCore {
                     let fd = s.as_raw_fd();
                     Ok((s, fd))
                 };
-                self.pooled(&self.tcp, &self.tcp_gate, dial, 1, cfg, ask, rng, reply)
-                    .await
+                let pool = Pool {
+                    conns: &self.tcp,
+                    gate: &self.tcp_gate,
+                    backoff: &self.tcp_backoff,
+                    proto: 1,
+                };
+                self.pooled(pool, dial, cfg, ask, rng, reply).await
             }
             Some(config) => {
                 let name = self.up.tls_name.as_deref();
@@ -239,8 +249,13 @@ impl UpstreamCore {
                     let fd = s.get_ref().0.as_raw_fd();
                     Ok((s, fd))
                 };
-                self.pooled(&self.tls, &self.tls_gate, dial, 2, cfg, ask, rng, reply)
-                    .await
+                let pool = Pool {
+                    conns: &self.tls,
+                    gate: &self.tls_gate,
+                    backoff: &self.tls_backoff,
+                    proto: 2,
+                };
+                self.pooled(pool, dial, cfg, ask, rng, reply).await
             }
         }
     }
@@ -258,13 +273,10 @@ impl UpstreamCore {
             .cloned()
     }
 
-    #[allow(clippy::too_many_arguments)]
     async fn pooled<S, F, Fut>(
         &self,
-        pool: &RefCell<Vec<Rc<Conn<S>>>>,
-        gate: &Semaphore,
+        pool: Pool<'_, S>,
         dial: F,
-        proto: usize,
         cfg: &ForwardConfig,
         ask: &mut Ask<'_>,
         rng: &mut fastrand::Rng,
@@ -275,8 +287,9 @@ impl UpstreamCore {
         F: Fn(Duration) -> Fut,
         Fut: std::future::Future<Output = io::Result<(S, std::os::fd::RawFd)>>,
     {
+        let proto = pool.proto;
         for attempt in 0..2 {
-            let conn = match Self::pick(pool, cfg).filter(|_| attempt == 0) {
+            let conn = match Self::pick(pool.conns, cfg).filter(|_| attempt == 0) {
                 Some(c) => {
                     self.counters.conn_cache_hits[proto].inc();
                     c
@@ -284,18 +297,26 @@ impl UpstreamCore {
                 None => {
                     // One dial at a time per upstream: queries arriving meanwhile use the
                     // connection it opens instead of each opening their own.
-                    let _permit = gate
+                    let _permit = pool
+                        .gate
                         .acquire_permit(1)
                         .await
                         .map_err(|_| ExchangeError::Timeout)?;
-                    match Self::pick(pool, cfg).filter(|c| attempt == 0 || c.load() == 0) {
+                    match Self::pick(pool.conns, cfg).filter(|c| attempt == 0 || c.load() == 0) {
                         Some(c) => {
                             self.counters.conn_cache_hits[proto].inc();
                             c
                         }
                         None => {
+                            let now = Instant::now();
+                            if pool.backoff.holds(now).is_some() {
+                                return Err(ExchangeError::Net(io::Error::new(
+                                    io::ErrorKind::ConnectionRefused,
+                                    "upstream closes connections before answering: not dialing it for a while",
+                                )));
+                            }
                             self.counters.conn_cache_misses[proto].inc();
-                            let left = ask.deadline.saturating_duration_since(Instant::now());
+                            let left = ask.deadline.saturating_duration_since(now);
                             if left.is_zero() {
                                 return Err(ExchangeError::Timeout);
                             }
@@ -303,14 +324,23 @@ impl UpstreamCore {
                                 .await
                                 .map_err(ExchangeError::from_io)?;
                             let c = Conn::start(stream, fd);
-                            pool.borrow_mut().push(c.clone());
+                            pool.conns.borrow_mut().push(c.clone());
                             c
                         }
                     }
                 }
             };
-            match conn.exchange(ask.query, rng, ask.deadline).await {
+            let result = conn.exchange(ask.query, rng, ask.deadline).await;
+            if matches!(result, Err(ConnError::Closed | ConnError::Io(_))) {
+                // Out of the pool at once, so its socket goes with the last query on it.
+                pool.conns.borrow_mut().retain(|c| !c.is_closed());
+                if !conn.has_answered() {
+                    pool.backoff.closed_unanswered(Instant::now());
+                }
+            }
+            match result {
                 Ok(r) => {
+                    pool.backoff.answered();
                     // The connection handed over the reply with the ID it sent.
                     let id = u16::from_be_bytes([r[0], r[1]]);
                     if let Some(rc) = rejected(&r) {
@@ -338,6 +368,16 @@ impl UpstreamCore {
         }
         Err(ExchangeError::Timeout)
     }
+}
+
+/// One transport's connections to an upstream, and what governs opening more.
+struct Pool<'a, S> {
+    conns: &'a RefCell<Vec<Rc<Conn<S>>>>,
+    /// One dial at a time.
+    gate: &'a Semaphore,
+    backoff: &'a DialBackoff,
+    /// Index into per-protocol counters.
+    proto: usize,
 }
 
 /// One query's part of an exchange: the bytes to send (each attempt sends them with an ID
