@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{Server, query};
+use common::{Server, metrics, query};
 use socket2::{Domain, Socket, Type};
 use std::io::{Read, Write};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpStream};
@@ -147,9 +147,11 @@ fn slow_clients_filling_the_table_do_not_starve_other_clients() {
 
 #[test]
 fn an_idle_flood_past_the_cap_closes_the_idlest_and_new_clients_are_answered() {
+    let hp = common::free_port();
+    let h = hp.port;
     let s = Server::start(|p| {
         format!(
-            "{{\n workers 1\n tcp_max_conns 20\n tcp_max_conns_per_ip 0\n}}\n.:{p} {{\n timeouts {{\n  read 30s\n }}\n whoami\n}}\n"
+            "{{\n workers 1\n tcp_max_conns 20\n tcp_max_conns_per_ip 0\n}}\n.:{p} {{\n timeouts {{\n  read 30s\n }}\n prometheus 127.0.0.1:{h}\n whoami\n}}\n"
         )
     });
     // An active client first: it keeps completing messages, so it is never the idlest.
@@ -165,6 +167,16 @@ fn an_idle_flood_past_the_cap_closes_the_idlest_and_new_clients_are_answered() {
     // A newcomer is answered at once although 60 idle connections came in after the cap.
     let mut newcomer = connect_from(Ipv4Addr::new(127, 0, 0, 4), s.addr());
     assert_eq!(ask_on(&mut newcomer, 500), Some(500));
+    let page = metrics::scrape(h);
+    let evicted = metrics::value(
+        &page,
+        "ringdns_tcp_connections_shed_total",
+        &[
+            ("server", &format!("dns://:{}", s.port)),
+            ("reason", "evicted"),
+        ],
+    );
+    assert_eq!(evicted, Some(42.0), "62 connections, 20 slots\n{page}");
     assert_eq!(
         ask_on(&mut active, 501),
         Some(501),
@@ -183,9 +195,14 @@ fn an_idle_flood_past_the_cap_closes_the_idlest_and_new_clients_are_answered() {
 
 #[test]
 fn one_client_address_cannot_take_more_than_its_share_of_the_table() {
+    let hp = common::free_port();
+    let h = hp.port;
     let s = Server::start(|p| {
-        format!("{{\n workers 1\n tcp_max_conns_per_ip 4\n}}\n.:{p} {{\n whoami\n}}\n")
+        format!(
+            "{{\n workers 1\n tcp_max_conns_per_ip 4\n}}\n.:{p} {{\n prometheus 127.0.0.1:{h}\n whoami\n}}\n"
+        )
     });
+    let server = format!("dns://:{}", s.port);
     let hog = Ipv4Addr::new(127, 0, 0, 2);
     let mut held: Vec<TcpStream> = (0..4).map(|_| connect_from(hog, s.addr())).collect();
     let mut fifth = connect_from(hog, s.addr());
@@ -205,6 +222,19 @@ fn one_client_address_cannot_take_more_than_its_share_of_the_table() {
     assert_eq!(ask_on(&mut held[0], 9), Some(9));
     let mut other = connect_from(Ipv4Addr::new(127, 0, 0, 3), s.addr());
     assert_eq!(ask_on(&mut other, 10), Some(10));
+    let page = metrics::scrape(h);
+    let shed = metrics::value(
+        &page,
+        "ringdns_tcp_connections_shed_total",
+        &[("server", &server), ("reason", "client_limit")],
+    );
+    assert_eq!(shed, Some(1.0), "{page}");
+    let open = metrics::value(
+        &page,
+        "ringdns_tcp_connections_open",
+        &[("server", &server)],
+    );
+    assert_eq!(open, Some(5.0), "four of the hog's and the other's\n{page}");
     drop(held.pop());
     std::thread::sleep(Duration::from_millis(200));
     let mut again = connect_from(hog, s.addr());

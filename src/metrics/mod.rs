@@ -20,6 +20,7 @@ pub use family::{Desc, Kind, Sample, Sink};
 pub use registry::{Export, Source};
 
 pub mod reload;
+pub mod tcp;
 pub mod udp;
 
 use std::sync::atomic::{AtomicU64, Ordering};

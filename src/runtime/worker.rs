@@ -179,7 +179,8 @@ impl Worker {
             total: t.tcp_max_conns,
             per_client: t.tcp_max_conns_per_ip,
         };
-        self.tasks
-            .push(glommio::spawn_local(tcp::run(view, s.tcp, caps, stop)).detach());
+        self.tasks.push(
+            glommio::spawn_local(tcp::run(view, s.tcp, caps, stop, self.info.index)).detach(),
+        );
     }
 }

@@ -69,6 +69,7 @@ pub async fn run<H: Handler + 'static>(
     sock: socket2::Socket,
     caps: TcpCaps,
     stop: Rc<Stop>,
+    core_index: usize,
 ) {
     let fd = sock.into_raw_fd();
     // SAFETY: the fd comes from a socket2 socket we owned and gave up; glommio's listener
@@ -76,6 +77,8 @@ pub async fn run<H: Handler + 'static>(
     let listener = unsafe { TcpListener::from_raw_fd(fd) };
     let table = ConnTable::new(caps);
     let mut warned = Warned::default();
+    let counters: std::sync::Arc<crate::metrics::tcp::TcpCounters> =
+        crate::metrics::registry::cell(&[&view.core.listeners[view.li].name], core_index);
     loop {
         let accepted = futures_lite::future::or(async { Some(listener.accept().await) }, async {
             stop.wait().await;
@@ -99,23 +102,32 @@ pub async fn run<H: Handler + 'static>(
         let admitted = match table.admit(stream.as_raw_fd(), client.ip(), Instant::now()) {
             Ok(a) => a,
             Err(refusal) => {
+                match refusal {
+                    Refusal::ClientCap => counters.client_limit.inc(),
+                    Refusal::Full => counters.full.inc(),
+                }
                 warned.refused(refusal, caps, name, client);
                 drop(stream);
                 continue;
             }
         };
+        if admitted.evicted_one {
+            counters.evicted.inc();
+        }
+        counters.opened.inc();
         warned.admitted(admitted.evicted_one, caps, name);
         // Pipelined replies must not wait for the client's delayed ACK (Nagle); Go, and so
         // CoreDNS, sets this on every connection.
         let _ = stream.set_nodelay(true);
         let limits = TcpLimits::new(&view.core.meta[view.li].tcp);
-        let (view, stop) = (view.clone(), stop.clone());
+        let (view, stop, counters) = (view.clone(), stop.clone(), counters.clone());
         glommio::spawn_local(async move {
             let registration = admitted.registration;
             connection(view, stream, client, limits, registration.state(), &stop).await;
             // `stream` was dropped as `connection` returned; the registration goes with it,
             // in the same step, so its fd is never used after the socket is released.
             drop(registration);
+            counters.closed.inc();
         })
         .detach();
     }
