@@ -184,6 +184,14 @@ srv_ringdns_whoami_cmd() { whoami_conf ringdns-whoami "$1" "$2" "${RINGDNS_GLOBA
 srv_ringdns_whoami_glommio_check() { ringdns_ok ringdns-whoami-glommio; }
 srv_ringdns_whoami_glommio_cmd() { whoami_conf ringdns-whoami-glommio "$1" "$2" "udp_backend glommio"; }
 
+# ringdns-whoami-base: ringdns-whoami served by RINGDNS_BASE_BIN (A/B of two builds in the same
+# rounds; with DNSPERF_EXTRA="-m tcp", of the TCP path).
+srv_ringdns_whoami_base_check() { srv_ringdns_fwd_base_check; }
+srv_ringdns_whoami_base_cmd() {
+  whoami_conf ringdns-whoami-base "$1" "$2" "${RINGDNS_GLOBAL:-}"
+  SRV_CMD[0]=$RINGDNS_BASE_BIN
+}
+
 # ---- forward workload: the upstream and the forwarders --------------------------------------
 # All forwarders send to the one NSD that run.sh starts on 127.0.0.1:UPSTREAM_PORT, which is
 # authoritative for bench.test. (fwd_zone). Caches are off or as cold as the server allows,
