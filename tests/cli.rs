@@ -348,3 +348,37 @@ fn a_taken_health_port_is_a_start_up_error() {
         "{err}"
     );
 }
+
+#[test]
+fn sighup_is_ignored_and_sigusr2_reloads_while_serving() {
+    let mut s = Server::start(|p| format!(".:{p} {{\n whoami\n}}\n"));
+    s.signal("HUP");
+    assert!(
+        s.wait_stdout("[INFO] SIGHUP: ignored", Duration::from_secs(5)),
+        "SIGHUP logged\nstdout: {}\nstderr: {}",
+        s.stdout(),
+        s.stderr()
+    );
+    assert_eq!(
+        ask(s.port, &query(1, "after.hup.", 1))
+            .metadata
+            .response_code,
+        ResponseCode::NoError
+    );
+    s.signal("USR2");
+    assert!(
+        s.wait_stdout("[INFO] SIGUSR2: Reloading", Duration::from_secs(5)),
+        "SIGUSR2 logged\nstdout: {}\nstderr: {}",
+        s.stdout(),
+        s.stderr()
+    );
+    assert_eq!(
+        ask(s.port, &query(2, "after.usr2.", 1))
+            .metadata
+            .response_code,
+        ResponseCode::NoError
+    );
+    assert_eq!(s.stdout().matches("SIGHUP").count(), 1, "{}", s.stdout());
+    s.signal("TERM");
+    assert_eq!(s.wait_exit(Duration::from_secs(10)), Some(0));
+}

@@ -23,7 +23,7 @@ use crate::config::hash::Digest;
 use crate::config::{Config, Source};
 use crate::plugin::CoreInfo;
 use glommio::{LocalExecutorBuilder, Placement};
-use signal_hook::consts::{SIGINT, SIGTERM, SIGUSR1};
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM, SIGUSR1, SIGUSR2};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -74,13 +74,25 @@ pub fn banner(config: &Config) -> String {
     out
 }
 
+/// The signals `run` handles. SIGHUP is ignored, as CoreDNS ignores it ("sometimes sent
+/// outside of the user's control": a closed terminal, a session leader's exit); SIGUSR2 is
+/// CoreDNS's graceful upgrade (a re-exec that inherits the sockets), which ringdns does not
+/// do: it reloads, like SIGUSR1, so that it keeps serving instead of dying of the default
+/// action.
+const SIGNALS: [i32; 5] = [SIGINT, SIGTERM, SIGUSR1, SIGUSR2, SIGHUP];
+
 /// Serves `config` until SIGINT or SIGTERM, then stops gracefully: stop reading, answer
-/// what is in flight, return. SIGUSR1 (and the `reload` plugin's timer) reload the Corefile
-/// from `source` (see `reload`); `digest` is the running Corefile's fingerprint. Errors
-/// before serving (a socket that cannot be bound, an executor that cannot start) are
-/// returned and nothing keeps running.
+/// what is in flight, return. SIGUSR1 and SIGUSR2 (and the `reload` plugin's timer) reload
+/// the Corefile from `source` (see `reload`); SIGHUP is logged and ignored; `digest` is the
+/// running Corefile's fingerprint. Errors before serving (a socket that cannot be bound, an
+/// executor that cannot start) are returned and nothing keeps running.
 pub fn run(config: Config, digest: Digest, source: Source, quiet: bool) -> Result<(), String> {
     serve::install_panic_hook();
+    // First: from here on no handled signal takes its default action (SIGHUP and SIGUSR2
+    // would kill the process). Those that arrive while the cores start wait in `early`.
+    let mut signals = signal_hook::iterator::Signals::new(SIGNALS)
+        .map_err(|e| format!("cannot install signal handlers: {e}"))?;
+    let mut early = Vec::new();
     let cpus = choose_cpus(&config.tuning)?;
     let keys = reload::listener_keys(&config);
     let addrs: Vec<_> = keys.iter().map(|k| k.1).collect();
@@ -91,8 +103,6 @@ pub fn run(config: Config, digest: Digest, source: Source, quiet: bool) -> Resul
     let mut ops = ops::Ops::new(state.clone());
     let staged = ops.stage(reload::endpoints(&config), config.readiness.clone())?;
     ops.commit(staged);
-    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGUSR1])
-        .map_err(|e| format!("cannot install signal handlers: {e}"))?;
     let config = Arc::new(config);
     let stop = Arc::new(AtomicBool::new(false));
     let exited = Arc::new(AtomicUsize::new(0));
@@ -137,10 +147,15 @@ pub fn run(config: Config, digest: Digest, source: Source, quiet: bool) -> Resul
     // Wait until every core has built its chains; then ready, then the cores start reading.
     let t0 = Instant::now();
     while started.load(Ordering::Acquire) < handles.len() {
-        if exited.load(Ordering::Acquire) > 0 || t0.elapsed() > Duration::from_secs(30) {
+        early.extend(signals.pending());
+        let stopped = early.iter().any(|&s| s == SIGINT || s == SIGTERM);
+        if stopped || exited.load(Ordering::Acquire) > 0 || t0.elapsed() > Duration::from_secs(30) {
             stop.store(true, Ordering::Release);
             for h in handles {
                 let _ = h.join();
+            }
+            if stopped {
+                return Ok(());
             }
             return Err("a core failed to start".into());
         }
@@ -156,13 +171,19 @@ pub fn run(config: Config, digest: Digest, source: Source, quiet: bool) -> Resul
 
     let mut got = None;
     'wait: loop {
-        for sig in signals.pending() {
-            if sig == SIGINT || sig == SIGTERM {
-                got = Some(sig);
-                break 'wait;
-            }
-            if sig == SIGUSR1 {
-                reloader.on_signal(&mut ops);
+        for sig in std::mem::take(&mut early)
+            .into_iter()
+            .chain(signals.pending())
+        {
+            match sig {
+                SIGINT | SIGTERM => {
+                    got = Some(sig);
+                    break 'wait;
+                }
+                SIGUSR1 => reloader.on_signal(&mut ops, "SIGUSR1"),
+                SIGUSR2 => reloader.on_signal(&mut ops, "SIGUSR2"),
+                SIGHUP => crate::info!("SIGHUP: ignored (SIGUSR1 reloads, SIGTERM stops)"),
+                _ => {}
             }
         }
         if reloader.due(Instant::now()) {

@@ -117,32 +117,34 @@ impl Reloader {
         self.next_check = self.period.map(|p| Instant::now() + p);
     }
 
-    /// SIGUSR1: reload now, whether or not the `reload` plugin is used.
-    pub fn on_signal(&mut self, ops: &mut Ops) {
-        crate::info!("SIGUSR1: Reloading");
+    /// SIGUSR1 (and SIGUSR2, see `runtime::run`): reload now, whether or not the `reload`
+    /// plugin is used. `sig` names the signal in the log lines (`SIGUSR1: Reloading`).
+    pub fn on_signal(&mut self, ops: &mut Ops, sig: &str) {
+        crate::info!("{sig}: Reloading");
         if !self.source.rereadable() {
             crate::warning!(
-                "SIGUSR1: the Corefile was read from standard input and cannot be read again; nothing to reload"
+                "{sig}: the Corefile was read from standard input and cannot be read again; nothing to reload"
             );
             return;
         }
+        let prefix = format!("{sig}: ");
         let parsed = match self.source.parse() {
             Ok(p) => p,
             Err(e) => {
                 crate::info!("Reloading");
-                return fail(&e, "SIGUSR1: ");
+                return fail(&e, &prefix);
             }
         };
         self.seen = Seen::Digest(parsed.digest);
         if parsed.digest == self.digest {
             crate::info!(
-                "SIGUSR1: Corefile unchanged (SHA512 = {}): nothing to reload",
+                "{sig}: Corefile unchanged (SHA512 = {}): nothing to reload",
                 hash::hex(&self.digest)
             );
             return;
         }
         if let Err(e) = self.apply(parsed, ops) {
-            fail(&e, "SIGUSR1: ");
+            fail(&e, &prefix);
         }
     }
 
