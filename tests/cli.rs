@@ -382,3 +382,61 @@ fn sighup_is_ignored_and_sigusr2_reloads_while_serving() {
     s.signal("TERM");
     assert_eq!(s.wait_exit(Duration::from_secs(10)), Some(0));
 }
+
+/// Runs the binary with `args` and `stdin`, expecting it to exit within `limit`; its exit
+/// code and stderr (panics, killing it, when it does not).
+fn exit_within(args: &[&str], stdin: Stdio, limit: Duration) -> (i32, String) {
+    let mut child = Command::new(binary())
+        .args(args)
+        .stdin(stdin)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            let mut err = String::new();
+            std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+            return (st.code().unwrap_or(-1), err);
+        }
+        if t0.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("ringdns {args:?} still running after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_corefile_larger_than_the_cap_is_refused_at_once() {
+    let cap = "67108864 bytes";
+    let (code, err) = exit_within(
+        &["-conf", "/dev/zero"],
+        Stdio::null(),
+        Duration::from_secs(5),
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("Corefile /dev/zero") && err.contains(cap),
+        "{err}"
+    );
+
+    // A sparse file one byte over the cap.
+    let dir = TempDir::new();
+    let big = dir.0.join("Corefile.big");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len((64 << 20) + 1)
+        .unwrap();
+    let path = big.to_string_lossy().to_string();
+    let (code, err) = exit_within(&["-conf", &path], Stdio::null(), Duration::from_secs(5));
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains(&path) && err.contains(cap), "{err}");
+
+    let zero = std::fs::File::open("/dev/zero").unwrap();
+    let (code, err) = exit_within(&["-conf", "stdin"], zero.into(), Duration::from_secs(5));
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("from stdin") && err.contains(cap), "{err}");
+}

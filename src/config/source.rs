@@ -6,7 +6,6 @@ use super::hash::{self, Digest};
 use super::{Config, default_corefile, load};
 use crate::chain;
 use crate::corefile::{self, Corefile};
-use std::io::Read;
 
 /// Where the Corefile is read from, and the `-dns.port` its keys default to.
 #[derive(Debug, Clone)]
@@ -38,11 +37,9 @@ impl Source {
     pub fn from_flag(conf: Option<&str>, dns_port: u16) -> Result<Source, String> {
         let kind = match conf {
             Some("stdin") => {
-                let mut s = String::new();
-                std::io::stdin()
-                    .read_to_string(&mut s)
+                let bytes = corefile::read_capped(std::io::stdin().lock())
                     .map_err(|e| format!("failed to read Corefile from stdin: {e}"))?;
-                Kind::Stdin(s)
+                Kind::Stdin(text(bytes, "stdin")?)
             }
             Some(path) => Kind::File(path.to_string()),
             None => Kind::Lookup,
@@ -59,12 +56,13 @@ impl Source {
     fn read(&self) -> Result<(String, String), String> {
         match &self.kind {
             Kind::Stdin(s) => Ok(("stdin".into(), s.clone())),
-            Kind::File(path) => std::fs::read_to_string(path)
-                .map(|s| (path.clone(), s))
-                .map_err(|e| format!("failed to read Corefile {path}: {e}")),
-            Kind::Lookup => match std::fs::read_to_string("Corefile") {
-                Ok(s) => Ok(("Corefile".into(), s)),
-                Err(_) => Ok(("default".into(), default_corefile(self.dns_port))),
+            Kind::File(path) => Ok((path.clone(), read_file(path)?)),
+            // As CoreDNS's default loader: only a missing ./Corefile means the default.
+            Kind::Lookup => match std::fs::metadata("Corefile") {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    Ok(("default".into(), default_corefile(self.dns_port)))
+                }
+                _ => Ok(("Corefile".into(), read_file("Corefile")?)),
             },
         }
     }
@@ -96,4 +94,17 @@ impl Source {
     pub fn load(&self, parsed: &Parsed) -> Result<Config, String> {
         load(&parsed.corefile, self.dns_port).map_err(|e| e.to_string())
     }
+}
+
+/// Reads the Corefile at `path`, at most [`corefile::MAX_FILE_BYTES`] of it.
+fn read_file(path: &str) -> Result<String, String> {
+    let fail = |e: std::io::Error| format!("failed to read Corefile {path}: {e}");
+    let file = std::fs::File::open(path).map_err(fail)?;
+    let bytes = corefile::read_capped(file).map_err(fail)?;
+    text(bytes, path)
+}
+
+/// The Corefile's bytes as text.
+fn text(bytes: Vec<u8>, name: &str) -> Result<String, String> {
+    String::from_utf8(bytes).map_err(|e| format!("failed to read Corefile {name}: {e}"))
 }

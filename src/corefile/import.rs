@@ -1,14 +1,10 @@
 //! Resolves `import PATTERN` to files and lexes them, as caddy's `doImport` /
 //! `doSingleImport` do for anything that is not a snippet name.
 
-use std::io::Read;
 use std::sync::Arc;
 
 use super::lexer::{Token, tokenize};
 use super::paths;
-
-/// Largest file an import reads; guards against `import /dev/zero` and the like.
-const MAX_FILE_BYTES: u64 = 64 << 20;
 
 /// One imported file: its cleaned absolute path and its tokens (which carry that path).
 pub struct ImportedFile {
@@ -108,19 +104,15 @@ fn read_import(path: &str) -> Result<String, String> {
     if meta.is_dir() {
         return Err(format!("Could not import {path}: is a directory"));
     }
-    let mut bytes = Vec::new();
-    file.take(MAX_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| {
+    let bytes = super::read_capped(file).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::FileTooLarge {
+            format!("Could not read tokens while importing {path}: file {e}")
+        } else {
             format!(
                 "Could not read tokens while importing {path}: read {path}: {}",
                 paths::go_io_text(&e)
             )
-        })?;
-    if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(format!(
-            "Could not read tokens while importing {path}: file larger than {MAX_FILE_BYTES} bytes"
-        ));
-    }
+        }
+    })?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }

@@ -28,8 +28,31 @@ pub use lexer::{Token, tokenize};
 pub use model::{Corefile, Directive, ServerBlock};
 pub use options::{Limits, ParseOptions};
 
+use std::io::Read;
 use std::path::Path;
 use std::sync::Arc;
+
+/// Largest Corefile, and largest imported file, that is read: guards against
+/// `-conf /dev/zero`, `import /dev/zero` and the like, which would otherwise be read until
+/// memory runs out. 64 MiB is far beyond any real Corefile.
+pub const MAX_FILE_BYTES: u64 = 64 << 20;
+
+/// Reads all of `r`, but not more than [`MAX_FILE_BYTES`]: more is an error of kind
+/// `FileTooLarge` whose text names the limit, so that no caller reads without one.
+pub fn read_capped(r: impl Read) -> std::io::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    r.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::FileTooLarge,
+            format!(
+                "larger than {MAX_FILE_BYTES} bytes ({} MiB), the limit for a Corefile and for each file it imports",
+                MAX_FILE_BYTES >> 20
+            ),
+        ));
+    }
+    Ok(bytes)
+}
 
 /// Parses a Corefile. `file` is the name shown in errors (as given: "Corefile",
 /// "/etc/coredns/Corefile", "stdin"); relative imports resolve against its directory
