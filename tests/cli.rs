@@ -440,3 +440,42 @@ fn a_corefile_larger_than_the_cap_is_refused_at_once() {
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("from stdin") && err.contains(cap), "{err}");
 }
+
+#[test]
+fn bytes_that_are_not_utf8_read_as_in_coredns() {
+    // Latin-1 `é` (0xE9) in comments of the Corefile and of an imported file, and in a
+    // quoted log format, where it becomes U+FFFD as in CoreDNS.
+    let port = free_port();
+    let p = port.port;
+    let dir = TempDir::new();
+    std::fs::write(dir.0.join("part.conf"), b"# caf\xe9 import\nwhoami\n").unwrap();
+    let head = format!(".:{p} {{\n import part.conf\n log . \"{{name}} caf");
+    let bytes = [b"# caf\xe9 comment\n", head.as_bytes(), b"\xe9\"\n}\n"].concat();
+    let conf = dir.0.join("Corefile");
+    std::fs::write(&conf, bytes).unwrap();
+    let mut child = Command::new(binary())
+        .arg("-conf")
+        .arg(&conf)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    let mut answered = false;
+    while t0.elapsed() < Duration::from_secs(10) && !answered {
+        if let Some(st) = child.try_wait().unwrap() {
+            let mut err = String::new();
+            std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+            panic!("ringdns exited with {st}: {err}");
+        }
+        answered =
+            common::udp_exchange(p, &query(1, "latin1.test.", 1), Duration::from_millis(100))
+                .is_some();
+    }
+    common::send_signal(child.id(), "TERM");
+    let out = child.wait_with_output().unwrap();
+    assert!(answered, "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("latin1.test. caf\u{FFFD}"), "{stdout}");
+}

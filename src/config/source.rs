@@ -39,7 +39,7 @@ impl Source {
             Some("stdin") => {
                 let bytes = corefile::read_capped(std::io::stdin().lock())
                     .map_err(|e| format!("failed to read Corefile from stdin: {e}"))?;
-                Kind::Stdin(text(bytes, "stdin")?)
+                Kind::Stdin(text(bytes))
             }
             Some(path) => Kind::File(path.to_string()),
             None => Kind::Lookup,
@@ -101,10 +101,11 @@ fn read_file(path: &str) -> Result<String, String> {
     let fail = |e: std::io::Error| format!("failed to read Corefile {path}: {e}");
     let file = std::fs::File::open(path).map_err(fail)?;
     let bytes = corefile::read_capped(file).map_err(fail)?;
-    text(bytes, path)
+    Ok(text(bytes))
 }
 
-/// The Corefile's bytes as text.
-fn text(bytes: Vec<u8>, name: &str) -> Result<String, String> {
-    String::from_utf8(bytes).map_err(|e| format!("failed to read Corefile {name}: {e}"))
+/// The Corefile's bytes as text: bytes that are not UTF-8 read as CoreDNS reads them
+/// ([`corefile::decode`]), so a Latin-1 comment does not make the file unreadable.
+fn text(bytes: Vec<u8>) -> String {
+    corefile::decode(&bytes)
 }

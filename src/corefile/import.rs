@@ -114,5 +114,5 @@ fn read_import(path: &str) -> Result<String, String> {
             )
         }
     })?;
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
+    Ok(super::decode(&bytes))
 }

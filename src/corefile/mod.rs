@@ -78,6 +78,31 @@ pub fn parse_with(
     parser::parse_tokens(file, input, known_directive, options)
 }
 
+/// A Corefile's bytes as the text the lexer reads, decoded as CoreDNS's lexer decodes them
+/// (`bufio.Reader.ReadRune`): UTF-8, where each byte that does not start a valid sequence
+/// becomes one U+FFFD. So a Latin-1 `é` in a comment is harmless and one in an argument
+/// (a log format, a regex) is U+FFFD there, in ringdns as in CoreDNS, instead of a file
+/// that cannot be read at all. (Rust's `from_utf8_lossy` would merge a broken multi-byte
+/// sequence into one U+FFFD; Go makes one per byte.)
+pub fn decode(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len());
+    let mut rest = bytes;
+    loop {
+        match std::str::from_utf8(rest) {
+            Ok(s) => {
+                out.push_str(s);
+                return out;
+            }
+            Err(e) => {
+                let (valid, bad) = rest.split_at(e.valid_up_to());
+                out.push_str(std::str::from_utf8(valid).unwrap_or_default());
+                out.push(char::REPLACEMENT_CHARACTER);
+                rest = &bad[1..];
+            }
+        }
+    }
+}
+
 /// Reads a Corefile from disk and parses it; the path as given is the name in errors.
 /// A file that cannot be read is an error at line 0.
 pub fn parse_file(path: &Path, known_directive: &dyn Fn(&str) -> bool) -> Result<Corefile, Error> {
@@ -89,5 +114,5 @@ pub fn parse_file(path: &Path, known_directive: &dyn Fn(&str) -> bool) -> Result
             &format!("Could not read file {name}: {}", paths::go_io_text(&e)),
         )
     })?;
-    parse(&name, &String::from_utf8_lossy(&bytes), known_directive)
+    parse(&name, &decode(&bytes), known_directive)
 }

@@ -96,3 +96,19 @@ fn carriage_returns_are_skipped_everywhere_outside_quotes() {
     assert_eq!(words(input), ["a", "b", "cd", "e\rf"]);
     assert_eq!(lines(input), [1, 2, 4, 4]);
 }
+
+#[test]
+fn bytes_that_are_not_utf8_become_one_replacement_character_each_as_in_go() {
+    use crate::corefile::decode;
+    assert_eq!(decode(b"caf\xe9"), "caf\u{FFFD}");
+    // A cut 4-byte sequence: Go's ReadRune gives U+FFFD per byte (Rust's lossy gives one).
+    assert_eq!(decode(b"a\xf0\x9f\x98b"), "a\u{FFFD}\u{FFFD}\u{FFFD}b");
+    assert_eq!(decode("é😀".as_bytes()), "é😀");
+    assert_eq!(decode(b"\xff\xfe"), "\u{FFFD}\u{FFFD}");
+    let text = decode(b"# caf\xe9\n. {\n log . \"{name} caf\xe9\"\n}\n");
+    assert_eq!(
+        words(&text),
+        [".", "{", "log", ".", "{name} caf\u{FFFD}", "}"]
+    );
+    assert_eq!(lines(&text), [2, 2, 3, 3, 3, 4]);
+}
