@@ -479,3 +479,36 @@ fn bytes_that_are_not_utf8_read_as_in_coredns() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("latin1.test. caf\u{FFFD}"), "{stdout}");
 }
+
+#[test]
+fn global_block_errors_name_their_line() {
+    let cases: &[(&str, &str)] = &[
+        // No host has CPU 4095 in its affinity mask here (cpu_list's largest).
+        (
+            "{\n udp_batch 8\n cpus 0,4095\n}\n",
+            "Corefile:3 - Error during parsing: cpus: CPU 4095 not available to this process (it may run on 0",
+        ),
+        (
+            "{\n cpus 0\n workers 2\n}\n",
+            "Corefile:3 - Error during parsing: workers 2 does not match the 1 CPUs listed in cpus",
+        ),
+        (
+            "{\n workers 1\n io_memory 1K\n}\n",
+            "Corefile:3 - Error during parsing: io_memory must be at least 64K",
+        ),
+        (
+            "{\n spin_before_park 1s\n}\n",
+            "Corefile:2 - Error during parsing: spin_before_park must be at most 100ms",
+        ),
+        (
+            "{\n tcp_max_conns 0\n}\n",
+            "Corefile:2 - Error during parsing: '0' is not a number between 1 and 1000000",
+        ),
+    ];
+    for (global, want) in cases {
+        let text = format!("{global}.:1053 {{\n whoami\n}}\n");
+        let (code, err) = run_expect_failure(&text);
+        assert_eq!(code, 1, "exit status for:\n{text}\nstderr: {err}");
+        assert!(err.contains(want), "for:\n{text}\nwant {want:?} in: {err}");
+    }
+}

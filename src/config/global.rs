@@ -1,7 +1,7 @@
 //! The global block `{ … }` before the first server block: process-wide tuning that has no
 //! place in CoreDNS's per-block directives (cores, batches, socket buffers, backends).
 
-use crate::corefile::{Directive, Dispenser, Error};
+use crate::corefile::{Directive, Dispenser, Error, Token};
 
 /// How UDP datagrams are read and written on each core (see runtime/, "The io layer").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -120,18 +120,81 @@ pub fn parse(directives: &[Directive]) -> Result<Tuning, Error> {
     }
     if let (Some(w), Some(c)) = (t.workers, &t.cpus) {
         if w != c.len() {
-            let tok = &directives[0].tokens[0];
-            return Err(Error {
-                file: tok.file.clone(),
-                line: tok.line,
-                message: format!(
-                    "Error during parsing: workers {w} does not match the {} CPUs listed in cpus",
+            return Err(err_at(
+                last(directives, "workers"),
+                &format!(
+                    "workers {w} does not match the {} CPUs listed in cpus",
                     c.len()
                 ),
-            });
+            ));
         }
     }
     Ok(t)
+}
+
+/// Checks the tuning against the host, so that what cannot work there fails with the line
+/// of its option before anything starts (an executor pinned to a CPU the process may not
+/// use fails only when it starts, without a line): every CPU of `cpus` must be in
+/// `allowed`, the process's affinity mask.
+pub fn check_host(directives: &[Directive], t: &Tuning, allowed: &[usize]) -> Result<(), Error> {
+    let Some(cpus) = &t.cpus else {
+        return Ok(());
+    };
+    let missing: Vec<String> = cpus
+        .iter()
+        .filter(|c| !allowed.contains(c))
+        .map(usize::to_string)
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let mut allowed = allowed.to_vec();
+    allowed.sort_unstable();
+    Err(err_at(
+        last(directives, "cpus"),
+        &format!(
+            "cpus: CPU {} not available to this process (it may run on {})",
+            missing.join(", "),
+            cpu_ranges(&allowed)
+        ),
+    ))
+}
+
+/// The first token of the last `name` directive (the one in effect), else of the block.
+fn last<'a>(directives: &'a [Directive], name: &str) -> Option<&'a Token> {
+    directives
+        .iter()
+        .rev()
+        .find(|d| d.name == name)
+        .or(directives.first())
+        .and_then(|d| d.tokens.first())
+}
+
+/// `Error during parsing: MSG` at `tok` (line 0 of the unnamed file without one).
+fn err_at(tok: Option<&Token>, msg: &str) -> Error {
+    match tok {
+        Some(tok) => Error::parsing(tok.file.clone(), tok.line, msg),
+        None => Error::parsing("Corefile".into(), 0, msg),
+    }
+}
+
+/// Sorted CPUs as a `0-3,6` list.
+fn cpu_ranges(cpus: &[usize]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < cpus.len() {
+        let mut j = i;
+        while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
+            j += 1;
+        }
+        parts.push(if i == j {
+            cpus[i].to_string()
+        } else {
+            format!("{}-{}", cpus[i], cpus[j])
+        });
+        i = j + 1;
+    }
+    parts.join(",")
 }
 
 /// The global block's options whose values differ between `a` and `b`, by name. They all
@@ -274,6 +337,22 @@ mod tests {
     }
 
     #[test]
+    fn cpus_the_process_may_not_use_are_an_error_at_their_line() {
+        let text = "{\n udp_batch 8\n cpus 1,4-5,32\n}\n";
+        let cf = parse("Corefile", text, &|_| true).unwrap();
+        let t = super::parse(&cf.global).unwrap();
+        assert_eq!(
+            check_host(&cf.global, &t, &[3, 0, 1, 2])
+                .unwrap_err()
+                .to_string(),
+            "Corefile:3 - Error during parsing: cpus: CPU 4, 5, 32 not available to this process (it may run on 0-3)"
+        );
+        assert!(check_host(&cf.global, &t, &[1, 4, 5, 32]).is_ok());
+        assert!(check_host(&[], &Tuning::default(), &[0]).is_ok());
+        assert_eq!(cpu_ranges(&[0, 2, 3, 4, 7, 9, 10]), "0,2-4,7,9-10");
+    }
+
+    #[test]
     fn errors_name_file_and_line() {
         assert_eq!(
             tuning("{\n  bogus 1\n}\n").unwrap_err(),
@@ -296,8 +375,8 @@ mod tests {
             "Corefile:2 - Error during parsing: 'lots' is not a size (bytes, or with K, M or G)"
         );
         assert_eq!(
-            tuning("{\n workers 3\n cpus 0-1\n}\n").unwrap_err(),
-            "Corefile:2 - Error during parsing: workers 3 does not match the 2 CPUs listed in cpus"
+            tuning("{\n cpus 0-1\n workers 3\n}\n").unwrap_err(),
+            "Corefile:3 - Error during parsing: workers 3 does not match the 2 CPUs listed in cpus"
         );
         assert_eq!(
             tuning("{\n udp_backend magic\n}\n").unwrap_err(),

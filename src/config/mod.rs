@@ -60,6 +60,10 @@ pub struct Block {
 /// Builds the configuration from a parsed Corefile; `dns_port` is `-dns.port`.
 pub fn load(cf: &Corefile, dns_port: u16) -> Result<Config, Error> {
     let tuning = global::parse(&cf.global)?;
+    if let Some(ids) = core_affinity::get_core_ids() {
+        let allowed: Vec<usize> = ids.into_iter().map(|c| c.id).collect();
+        global::check_host(&cf.global, &tuning, &allowed)?;
+    }
     let mut blocks = Vec::with_capacity(cf.blocks.len());
     let mut first_keys: Vec<&Token> = Vec::new();
     for sb in &cf.blocks {
