@@ -512,3 +512,92 @@ fn global_block_errors_name_their_line() {
         assert!(err.contains(want), "for:\n{text}\nwant {want:?} in: {err}");
     }
 }
+
+/// Starts the binary under `prlimit --memlock=LIMIT` (util-linux) on `corefile`.
+fn under_memlock(limit: &str, corefile: &std::path::Path) -> std::process::Child {
+    Command::new("prlimit")
+        .arg(format!("--memlock={limit}"))
+        .arg(binary())
+        .arg("-conf")
+        .arg(corefile)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("prlimit (util-linux) runs")
+}
+
+#[test]
+fn a_locked_memory_limit_below_glommios_need_fails_at_once_with_how_to_raise_it() {
+    let dir = TempDir::new();
+    let port = free_port();
+    let conf = dir.write("Corefile", &format!(".:{} {{\n whoami\n}}\n", port.port));
+    // Soft and hard limit 64 KiB: not enough, and (without CAP_SYS_RESOURCE) not raisable.
+    // Where the test runs with that capability (root on a machine, not in a container),
+    // ringdns raises the hard limit and starts: then the message cannot be seen here.
+    let mut child = under_memlock("65536:65536", &conf);
+    let t0 = Instant::now();
+    let status = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break Some(st);
+        }
+        if common::udp_exchange(
+            port.port,
+            &query(1, "up.test.", 1),
+            Duration::from_millis(50),
+        )
+        .is_some()
+        {
+            common::send_signal(child.id(), "TERM");
+            break None;
+        }
+        if t0.elapsed() > Duration::from_secs(5) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("still running 5 s after start under a 64 KiB RLIMIT_MEMLOCK");
+        }
+    };
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    match status {
+        None => {
+            eprintln!("ringdns could raise a 64 KiB hard RLIMIT_MEMLOCK here: skipped");
+        }
+        Some(st) => {
+            assert_eq!(st.code(), Some(1), "{stderr}");
+            for want in [
+                "RLIMIT_MEMLOCK (locked memory) is 64 KiB",
+                "need at least 512 KiB",
+                "ulimit -l 512",
+                "LimitMEMLOCK=512K",
+                "--ulimit memlock=524288:524288",
+            ] {
+                assert!(stderr.contains(want), "{want:?} in {stderr}");
+            }
+        }
+    }
+
+    // A low soft limit under a high enough hard one is raised, and the server serves.
+    let mut child = under_memlock("65536:", &conf);
+    let t0 = Instant::now();
+    let mut answered = false;
+    while !answered && t0.elapsed() < Duration::from_secs(10) {
+        if let Some(st) = child.try_wait().unwrap() {
+            panic!("exited with {st} under a low soft RLIMIT_MEMLOCK");
+        }
+        answered = common::udp_exchange(
+            port.port,
+            &query(2, "up.test.", 1),
+            Duration::from_millis(100),
+        )
+        .is_some();
+    }
+    common::send_signal(child.id(), "TERM");
+    let out = child.wait_with_output().unwrap();
+    assert!(answered, "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("[INFO] RLIMIT_MEMLOCK raised from 64 KiB to 512 KiB"),
+        "{stdout}"
+    );
+}

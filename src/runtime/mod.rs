@@ -5,6 +5,7 @@ mod backend;
 mod batch;
 pub mod core;
 mod deferred;
+mod memlock;
 mod mmsg;
 pub mod ops;
 mod oversize;
@@ -93,6 +94,9 @@ pub fn run(config: Config, digest: Digest, source: Source, quiet: bool) -> Resul
     let mut signals = signal_hook::iterator::Signals::new(SIGNALS)
         .map_err(|e| format!("cannot install signal handlers: {e}"))?;
     let mut early = Vec::new();
+    if let Some(raised) = memlock::ensure()? {
+        crate::info!("{raised}");
+    }
     let cpus = choose_cpus(&config.tuning)?;
     let keys = reload::listener_keys(&config);
     let addrs: Vec<_> = keys.iter().map(|k| k.1).collect();
@@ -149,15 +153,34 @@ pub fn run(config: Config, digest: Digest, source: Source, quiet: bool) -> Resul
     while started.load(Ordering::Acquire) < handles.len() {
         early.extend(signals.pending());
         let stopped = early.iter().any(|&s| s == SIGINT || s == SIGTERM);
-        if stopped || exited.load(Ordering::Acquire) > 0 || t0.elapsed() > Duration::from_secs(30) {
+        // A thread that ended before its core started: its executor could not be set up.
+        let unstarted = handles.iter().any(|h| h.is_finished());
+        if stopped
+            || unstarted
+            || exited.load(Ordering::Acquire) > 0
+            || t0.elapsed() > Duration::from_secs(30)
+        {
             stop.store(true, Ordering::Release);
-            for h in handles {
-                let _ = h.join();
+            // Each distinct error once, with the CPUs it happened on.
+            let mut causes: Vec<(String, Vec<usize>)> = Vec::new();
+            for (h, &cpu) in handles.into_iter().zip(&cpus) {
+                if let Err(e) = h.join() {
+                    let e = e.to_string();
+                    match causes.iter_mut().find(|c| c.0 == e) {
+                        Some(c) => c.1.push(cpu),
+                        None => causes.push((e, vec![cpu])),
+                    }
+                }
             }
             if stopped {
                 return Ok(());
             }
-            return Err("a core failed to start".into());
+            let mut msg = String::from("a core failed to start");
+            for (e, on) in causes {
+                let on: Vec<String> = on.iter().map(usize::to_string).collect();
+                msg.push_str(&format!("; CPU {}: {e}", on.join(", ")));
+            }
+            return Err(msg);
         }
         std::thread::sleep(Duration::from_millis(5));
     }

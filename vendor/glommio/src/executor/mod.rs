@@ -406,6 +406,12 @@ impl<T: Send + 'static> ExecutorJoinHandle<T> {
         self.0.thread()
     }
 
+    /// See [`std::thread::JoinHandle::is_finished()`]. (ringdns: lets a caller waiting for
+    /// executors to start see one whose set-up failed, instead of waiting in vain.)
+    pub fn is_finished(&self) -> bool {
+        self.0.is_finished()
+    }
+
     /// See [`std::thread::JoinHandle::join()`]
     pub fn join(self) -> Result<T> {
         match self.0.join() {
