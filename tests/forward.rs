@@ -877,3 +877,58 @@ fn an_upstream_that_closes_every_tcp_connection_is_backed_off_not_redialled() {
         "open fds peaked at {most_fds} (before: {before})"
     );
 }
+
+/// A UDP upstream run by the test that rejects every query as a server that cannot parse
+/// it does: a bare header, FORMERR, no question (QDCOUNT 0). Each is first answered so
+/// under a wrong ID, which must be ignored. Counts the queries it got.
+fn rejecting_upstream() -> (u16, std::thread::JoinHandle<usize>) {
+    let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let port = sock.local_addr().unwrap().port();
+    sock.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
+    let h = std::thread::spawn(move || {
+        let mut buf = [0u8; 512];
+        let mut got = 0;
+        while let Ok((n, peer)) = sock.recv_from(&mut buf) {
+            if n < 12 {
+                continue;
+            }
+            got += 1;
+            // ID, QR + opcode of the query, FORMERR, every count 0.
+            let mut reply = [0u8; 12];
+            reply[..2].copy_from_slice(&buf[..2]);
+            reply[2] = 0x80 | (buf[2] & 0x78);
+            reply[3] = 1;
+            let mut wrong = reply;
+            wrong[0] ^= 0xff;
+            let _ = sock.send_to(&wrong, peer);
+            let _ = sock.send_to(&reply, peer);
+        }
+        got
+    });
+    (port, h)
+}
+
+#[test]
+fn an_upstreams_formerr_without_a_question_reaches_the_client_as_formerr() {
+    let (port, h) = rejecting_upstream();
+    let (up2, h2) = rejecting_upstream();
+    let f = forwarder(&format!(
+        " forward . 127.0.0.1:{port} 127.0.0.1:{up2} {{\n  policy sequential\n }}"
+    ));
+    for i in 0..3 {
+        let t0 = Instant::now();
+        let m = ask(f.port, &query(90 + i, "odd.test.", A));
+        assert_eq!(m.metadata.id, 90 + i);
+        assert_eq!(
+            m.metadata.response_code,
+            ResponseCode::FormErr,
+            "the upstream's FORMERR, not SERVFAIL"
+        );
+        assert_eq!(m.queries[0].name().to_string(), "odd.test.");
+        assert!(t0.elapsed() < Duration::from_secs(1), "{:?}", t0.elapsed());
+    }
+    drop(f);
+    // Every query was answered by the first upstream; none went on to the second.
+    assert!(h.join().unwrap() >= 3);
+    assert_eq!(h2.join().unwrap(), 0);
+}

@@ -25,7 +25,7 @@ use crate::corefile::{Dispenser, Error};
 use crate::plugin::{
     BlockSetup, CoreInfo, Handler, Plugin, PluginError, Proto, Request, Status, next_or_failure,
 };
-use crate::wire::rcode::{NOERROR, REFUSED, SERVFAIL};
+use crate::wire::rcode::{FORMERR, NOERROR, REFUSED, SERVFAIL};
 use crate::wire::{Name, name_to_wire};
 use health::Health;
 use std::cell::{Cell, RefCell};
@@ -404,6 +404,18 @@ async fn forward_one(inner: &Rc<Inner>, ri: usize, req: &mut Request<'_>) -> Don
                     continue;
                 }
                 return written(req, client_id, rcode);
+            }
+            Err(upstream::ExchangeError::Rejected(rcode)) => {
+                // As CoreDNS: a reply with our ID that does not repeat the question fails
+                // `request.Match`, and the client is answered FORMERR at once (for an
+                // upstream's FORMERR, its rcode passed on); no other upstream is asked and
+                // the upstream, which did answer, is not suspected.
+                shared.health[u].success();
+                up.counters.rcodes[usize::from(rcode).min(23)].inc();
+                up.counters.duration[usize::from(rcode).min(23)]
+                    .observe(now.saturating_duration_since(t0));
+                req.clear_reply();
+                return Done::Failed(Status::rcode(FORMERR));
             }
             Err(e) => {
                 up.counters.errors.inc();

@@ -53,7 +53,7 @@ pub enum ExchangeError {
     /// address): it says nothing about the upstream's health.
     Local(io::Error),
     /// The upstream answered with this error rcode and no question (it could not parse the
-    /// query); not relayed, not a health failure.
+    /// query): the client gets FORMERR, as in CoreDNS; not a health failure.
     Rejected(u8),
 }
 
