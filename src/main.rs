@@ -81,11 +81,11 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    if let Some(p) = &cli.pidfile {
-        if let Err(e) = std::fs::write(p, format!("{}\n", std::process::id())) {
-            eprintln!("Could not write pidfile: {e}");
-            return ExitCode::from(1);
-        }
+    if let Some(p) = &cli.pidfile
+        && let Err(e) = std::fs::write(p, format!("{}\n", std::process::id()))
+    {
+        eprintln!("Could not write pidfile: {e}");
+        return ExitCode::from(1);
     }
     let result = runtime::run(config, digest, source, cli.quiet);
     if let Some(p) = &cli.pidfile {

@@ -169,12 +169,11 @@ fn black_hole() -> (
         let mut names = Vec::new();
         let mut buf = [0u8; 512];
         while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-            if let Ok((n, _)) = sock.recv_from(&mut buf) {
-                if let Ok(m) = Message::from_vec(&buf[..n]) {
-                    if let Some(q) = m.queries.first() {
-                        names.push(q.name().to_string());
-                    }
-                }
+            if let Ok((n, _)) = sock.recv_from(&mut buf)
+                && let Ok(m) = Message::from_vec(&buf[..n])
+                && let Some(q) = m.queries.first()
+            {
+                names.push(q.name().to_string());
             }
         }
         names
@@ -645,11 +644,11 @@ fn a_steady_stream_survives_an_upstream_being_killed_and_restarted() {
             .unwrap();
             sent += 1;
         }
-        if sent == 5_000 {
-            if let Some(u) = u2.take() {
-                u.signal("KILL"); // one of two upstreams dies without warning
-                drop(u);
-            }
+        if sent == 5_000
+            && let Some(u) = u2.take()
+        {
+            u.signal("KILL"); // one of two upstreams dies without warning
+            drop(u);
         }
         if sent == 12_000 && restarted.is_none() {
             restarted = Some(common::start_on_port(

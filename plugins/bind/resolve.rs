@@ -77,19 +77,19 @@ fn resolve_with(
 fn list_ip(args: &[String], table: &Result<Vec<IfRow>, String>) -> Result<Vec<IpAddr>, String> {
     let mut all = Vec::new();
     for arg in args {
-        if let Ok(rows) = table {
-            if is_interface(arg, rows) {
-                let label_prefix = format!("{arg}:");
-                all.extend(
-                    rows.iter()
-                        // IPv4 aliases carry their label (`eth0:1`) as name in getifaddrs; Go lists
-                        // them under the interface, so do the same.
-                        .filter(|r| r.name == *arg || r.name.starts_with(&label_prefix))
-                        .filter_map(|r| r.addr)
-                        .filter(|ip| !is_ipv6_link_local(ip)),
-                );
-                continue;
-            }
+        if let Ok(rows) = table
+            && is_interface(arg, rows)
+        {
+            let label_prefix = format!("{arg}:");
+            all.extend(
+                rows.iter()
+                    // IPv4 aliases carry their label (`eth0:1`) as name in getifaddrs; Go lists
+                    // them under the interface, so do the same.
+                    .filter(|r| r.name == *arg || r.name.starts_with(&label_prefix))
+                    .filter_map(|r| r.addr)
+                    .filter(|ip| !is_ipv6_link_local(ip)),
+            );
+            continue;
         }
         match arg.parse::<IpAddr>() {
             Ok(ip) => all.push(ip),
@@ -121,10 +121,10 @@ fn not_valid(arg: &str, table: &Result<Vec<IfRow>, String>) -> String {
         "not a valid IP address or interface name: {}",
         go_quote(arg)
     );
-    if let Some((addr, _zone)) = arg.split_once('%') {
-        if addr.parse::<std::net::Ipv6Addr>().is_ok() {
-            return format!("{base} (IPv6 zone identifiers are not supported)");
-        }
+    if let Some((addr, _zone)) = arg.split_once('%')
+        && addr.parse::<std::net::Ipv6Addr>().is_ok()
+    {
+        return format!("{base} (IPv6 zone identifiers are not supported)");
     }
     match table {
         Err(e) => {

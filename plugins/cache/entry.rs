@@ -241,10 +241,10 @@ pub fn build(
             _ => {}
         }
     }
-    if let Some(o) = &opt {
-        if o.end != reply.len() {
-            return Err(Skip::Rule); // OPT not last: removing it would move records
-        }
+    if let Some(o) = &opt
+        && o.end != reply.len()
+    {
+        return Err(Skip::Rule); // OPT not last: removing it would move records
     }
     let name = q.qname();
     let (kind, duration_secs) = match rcode {

@@ -191,10 +191,10 @@ impl Cache {
     #[inline]
     fn ctr(&self, server: &str) -> &CacheCounters {
         let c = &self.counters;
-        if c.len() > 1 {
-            if let Some((_, ctr)) = c.iter().find(|(s, _)| s == server) {
-                return ctr;
-            }
+        if c.len() > 1
+            && let Some((_, ctr)) = c.iter().find(|(s, _)| s == server)
+        {
+            return ctr;
         }
         &c[0].1
     }
@@ -301,14 +301,14 @@ impl Cache {
         };
         let pos = state(Which::Positive);
         let neg = state(Which::Negative);
-        if self.shared.cfg.prefer_positive {
-            if let Some((fresh, _)) = pos {
-                return if fresh {
-                    Look::Fresh(Which::Positive)
-                } else {
-                    Look::Stale(Which::Positive)
-                };
-            }
+        if self.shared.cfg.prefer_positive
+            && let Some((fresh, _)) = pos
+        {
+            return if fresh {
+                Look::Fresh(Which::Positive)
+            } else {
+                Look::Stale(Which::Positive)
+            };
         }
         match (neg, pos) {
             (Some((true, Kind::ServFail)), Some((true, _))) => Look::Fresh(Which::Positive),

@@ -235,15 +235,13 @@ fn parse_stanza(d: &mut Dispenser<'_>, block: &BlockSetup) -> Result<CacheConfig
         }
     }
 
-    if let Some(at) = policy_at {
-        if c.serve_stale.is_none() {
-            // The policy only changes how stale entries are chosen; CoreDNS ignores it without
-            // serve_stale. Keep the Corefile valid, but say that it does nothing.
-            crate::warning!(
-                "plugin/cache: {at}: serve_stale_policy has no effect without serve_stale"
-            );
-            c.prefer_positive = false;
-        }
+    if let Some(at) = policy_at
+        && c.serve_stale.is_none()
+    {
+        // The policy only changes how stale entries are chosen; CoreDNS ignores it without
+        // serve_stale. Keep the Corefile valid, but say that it does nothing.
+        crate::warning!("plugin/cache: {at}: serve_stale_policy has no effect without serve_stale");
+        c.prefer_positive = false;
     }
     Ok(c)
 }
@@ -380,12 +378,11 @@ fn parse_serve_stale(d: &mut Dispenser<'_>) -> Result<ServeStale, Error> {
         };
     }
     let mut rest = args.get(2..).unwrap_or_default();
-    if s.mode == StaleMode::Verify {
-        if let Some((a, tail)) = rest.split_first() {
-            s.verify_timeout =
-                non_negative(d, a, "invalid negative verify timeout for serve_stale")?;
-            rest = tail;
-        }
+    if s.mode == StaleMode::Verify
+        && let Some((a, tail)) = rest.split_first()
+    {
+        s.verify_timeout = non_negative(d, a, "invalid negative verify timeout for serve_stale")?;
+        rest = tail;
     }
     if rest.len() > 2 {
         // `immediate` has no verify timeout, so it takes one argument fewer.

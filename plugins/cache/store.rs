@@ -170,10 +170,10 @@ impl Cache {
         }
         // Reclaim a dead entry at the cold end on every insert: expired entries do not wait
         // for the bounds to be reached.
-        if let Some((&k, old)) = self.map.front() {
-            if expired(&old.entry) {
-                self.remove(k);
-            }
+        if let Some((&k, old)) = self.map.front()
+            && expired(&old.entry)
+        {
+            self.remove(k);
         }
         while self.map.len() >= self.max_entries
             || (self.max_bytes > 0 && self.bytes + size > self.max_bytes)

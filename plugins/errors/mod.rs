@@ -86,10 +86,10 @@ impl Errors {
     fn report(&self, req: &Request<'_>, status: Status) -> Status {
         if let Some(err) = &status.error {
             let text = err.to_string();
-            if let Some(i) = self.config.patterns.iter().position(|p| p.matches(&text)) {
-                if consolidate::count(&self.config, i) {
-                    return status;
-                }
+            if let Some(i) = self.config.patterns.iter().position(|p| p.matches(&text))
+                && consolidate::count(&self.config, i)
+            {
+                return status;
             }
             let mut name = String::new();
             let _ = req.query.qname().write_lowercase(&mut name);

@@ -195,14 +195,15 @@ fn parse_stanza(d: &mut Dispenser<'_>, block: &BlockSetup) -> Result<ForwardConf
     if c.force_tcp {
         c.prefer_udp = false;
     }
-    if let Some(place) = &opts.max_age {
-        if !c.max_age.is_zero() && c.max_age < c.expire {
-            return Err(place.fail(format_args!(
-                "max_age ({}) must not be less than expire ({})",
-                duration::format(c.max_age),
-                duration::format(c.expire)
-            )));
-        }
+    if let Some(place) = &opts.max_age
+        && !c.max_age.is_zero()
+        && c.max_age < c.expire
+    {
+        return Err(place.fail(format_args!(
+            "max_age ({}) must not be less than expire ({})",
+            duration::format(c.max_age),
+            duration::format(c.expire)
+        )));
     }
     if let Some((name, place)) = &opts.tls_servername {
         if let Some((proxy_name, shown)) = &first_named_tls {

@@ -118,16 +118,16 @@ pub fn parse(directives: &[Directive]) -> Result<Tuning, Error> {
             }
         }
     }
-    if let (Some(w), Some(c)) = (t.workers, &t.cpus) {
-        if w != c.len() {
-            return Err(err_at(
-                last(directives, "workers"),
-                &format!(
-                    "workers {w} does not match the {} CPUs listed in cpus",
-                    c.len()
-                ),
-            ));
-        }
+    if let (Some(w), Some(c)) = (t.workers, &t.cpus)
+        && w != c.len()
+    {
+        return Err(err_at(
+            last(directives, "workers"),
+            &format!(
+                "workers {w} does not match the {} CPUs listed in cpus",
+                c.len()
+            ),
+        ));
     }
     Ok(t)
 }

@@ -125,10 +125,10 @@ pub fn load(cf: &Corefile, dns_port: u16) -> Result<Config, Error> {
             monitor = m;
             watched.extend(b.setup.readiness.iter().cloned());
         }
-        if let Some(addr) = b.setup.metrics {
-            if !metrics.contains(&addr) {
-                metrics.push(addr);
-            }
+        if let Some(addr) = b.setup.metrics
+            && !metrics.contains(&addr)
+        {
+            metrics.push(addr);
         }
     }
     Ok(Config {

@@ -67,10 +67,10 @@ pub fn cell_with<T: Export>(labels: &[&str], core: usize, make: impl FnOnce() ->
         core,
     );
     let mut r = lock();
-    if let Some(c) = r.cells.get(&key) {
-        if let Ok(t) = c.any.clone().downcast::<T>() {
-            return t;
-        }
+    if let Some(c) = r.cells.get(&key)
+        && let Ok(t) = c.any.clone().downcast::<T>()
+    {
+        return t;
     }
     let t = Arc::new(make());
     r.cells.insert(

@@ -80,7 +80,7 @@ impl Cidr {
     /// At most 128 subnets for IPv4 and 8 for IPv6.
     pub fn split(&self) -> Vec<Cidr> {
         let step = self.label_bits();
-        if self.prefix_len % step == 0 {
+        if self.prefix_len.is_multiple_of(step) {
             return vec![*self];
         }
         let new_len = self.prefix_len.div_ceil(step) * step;

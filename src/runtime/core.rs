@@ -47,7 +47,7 @@ impl InlineOdds {
         }
         let n = self.skipped.get().wrapping_add(1);
         self.skipped.set(n);
-        n % RETRY_EVERY == 0
+        n.is_multiple_of(RETRY_EVERY)
     }
 
     /// Records how an inline pass ended.

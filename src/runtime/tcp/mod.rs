@@ -332,7 +332,7 @@ async fn connection<H: Handler + 'static>(
             let _ = write_out(&writer, &mut out).await;
             return;
         }
-        if served % QUERIES_BEFORE_YIELD == 0 {
+        if served.is_multiple_of(QUERIES_BEFORE_YIELD) {
             if write_out(&writer, &mut out).await.is_err() {
                 return;
             }
