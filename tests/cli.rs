@@ -601,3 +601,16 @@ fn a_locked_memory_limit_below_glommios_need_fails_at_once_with_how_to_raise_it(
         "{stdout}"
     );
 }
+
+#[test]
+fn a_listener_that_cannot_be_bound_names_the_line_of_its_block() {
+    // 203.0.113.77 (TEST-NET-3) is no address of this host.
+    let (code, err) = run_expect_failure(
+        ".:1053 {\n whoami\n}\n\nexample.org:1053 {\n bind 203.0.113.77\n whoami\n}\n",
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("Corefile:5 - listen 203.0.113.77:1053: "),
+        "{err}"
+    );
+}

@@ -22,6 +22,9 @@ pub struct Listener {
     pub allow_chaos: bool,
     /// TCP timeouts and query cap: from the first block on this listener with `timeouts`.
     pub tcp: TcpTimeouts,
+    /// `FILE:LINE` of the first key of the block that first asked for this listener, so
+    /// that an address that cannot be bound at start or reload names its place.
+    pub origin: String,
     tcp_set: bool,
 }
 
@@ -76,6 +79,7 @@ pub fn group(blocks: &[Block]) -> Result<Vec<Listener>, (usize, String)> {
                             routes: Vec::new(),
                             allow_chaos: false,
                             tcp: TcpTimeouts::default(),
+                            origin: String::new(),
                             tcp_set: false,
                         });
                         out.len() - 1

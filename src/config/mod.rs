@@ -103,8 +103,15 @@ pub fn load(cf: &Corefile, dns_port: u16) -> Result<Config, Error> {
             plugins: Arc::new(plugins),
         });
     }
-    let listeners =
+    let mut listeners =
         listeners::group(&blocks).map_err(|(block, msg)| err_at(first_keys[block], &msg))?;
+    for l in &mut listeners {
+        // The first route is the one of the block that made the listener.
+        if let Some(r) = l.routes.first() {
+            let key = first_keys[r.block];
+            l.origin = format!("{}:{}", key.file, key.line);
+        }
+    }
     fill_routes(&blocks, &listeners);
     let (mut health, mut ready, mut metrics) = (Vec::new(), Vec::new(), Vec::new());
     let mut lameduck = std::time::Duration::ZERO;

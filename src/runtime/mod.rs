@@ -100,7 +100,8 @@ pub fn run(config: Config, digest: Digest, source: Source, quiet: bool) -> Resul
     let cpus = choose_cpus(&config.tuning)?;
     let keys = reload::listener_keys(&config);
     let addrs: Vec<_> = keys.iter().map(|k| k.1).collect();
-    let mut sockets = sockets::open_all(&addrs, cpus.len(), &config.tuning)?;
+    let mut sockets = sockets::open_all(&addrs, cpus.len(), &config.tuning)
+        .map_err(|(li, e)| listen_error(&config, keys[li], &e))?;
     crate::metrics::registry::add_source("reload", Arc::new(crate::metrics::reload::ReloadSource));
     publish_udp_drops(&config);
     let state = Arc::new(ops::OpsState::default());
@@ -243,6 +244,19 @@ pub fn run(config: Config, digest: Digest, source: Source, quiet: bool) -> Resul
         return Err("a core stopped with a panic".into());
     }
     Ok(())
+}
+
+/// A listener's socket error with the place of the block that asked for it:
+/// `Corefile:3 - listen 127.0.0.1:53: Address already in use (os error 98)`.
+pub(crate) fn listen_error(config: &Config, key: swap::ListenerKey, e: &str) -> String {
+    match config
+        .listeners
+        .iter()
+        .find(|l| (l.transport, l.addr) == key && !l.origin.is_empty())
+    {
+        Some(l) => format!("{} - {e}", l.origin),
+        None => e.to_string(),
+    }
 }
 
 /// Tells the metrics endpoint which UDP listeners to report kernel drops for (at start and

@@ -201,7 +201,8 @@ impl Reloader {
             .filter(|k| !old.contains(k))
             .collect();
         let addrs: Vec<_> = added.iter().map(|k| k.1).collect();
-        let mut socks = sockets::open_all(&addrs, self.cores.len(), &config.tuning)?;
+        let mut socks = sockets::open_all(&addrs, self.cores.len(), &config.tuning)
+            .map_err(|(li, e)| super::listen_error(&config, added[li], &e))?;
         let staged = ops.stage(endpoints(&config), config.readiness.clone())?;
         let config = Arc::new(config);
         // Late acknowledgements of an earlier swap that timed out must not count for this one.

@@ -118,15 +118,19 @@ fn bind_addrs(addr: SocketAddr) -> Vec<SocketAddr> {
     }
 }
 
+/// The sockets of every listener by core: `[core]` lists (listener index, sockets) pairs.
+pub type PerCore = Vec<Vec<(usize, ListenerSockets)>>;
+
 /// Opens the sockets of every listener for `cores` cores: `sockets[core]` lists
 /// (listener index, sockets) pairs, two for a wildcard listener (IPv4 and IPv6), one for the
-/// IPv6 wildcard's half when the host has no IPv6.
+/// IPv6 wildcard's half when the host has no IPv6. An error names the listener's index and
+/// says `listen ADDR: why`.
 pub fn open_all(
     addrs: &[SocketAddr],
     cores: usize,
     t: &Tuning,
-) -> Result<Vec<Vec<(usize, ListenerSockets)>>, String> {
-    let mut out: Vec<Vec<(usize, ListenerSockets)>> = (0..cores).map(|_| Vec::new()).collect();
+) -> Result<PerCore, (usize, String)> {
+    let mut out: PerCore = (0..cores).map(|_| Vec::new()).collect();
     for (li, &listener) in addrs.iter().enumerate() {
         let wildcard = listener.ip().is_unspecified();
         for addr in bind_addrs(listener) {
@@ -147,7 +151,7 @@ pub fn open_all(
                                 e.raw_os_error(),
                                 Some(libc::EAFNOSUPPORT | libc::EADDRNOTAVAIL)
                             ) => {}
-                    Err(e) => return Err(format!("listen {addr}: {e}")),
+                    Err(e) => return Err((li, format!("listen {addr}: {e}"))),
                 }
             }
         }
