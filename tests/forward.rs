@@ -868,8 +868,8 @@ fn an_upstream_that_closes_every_tcp_connection_is_backed_off_not_redialled() {
     }
     let dials = accepted.join().unwrap();
     assert_eq!(answered, 100, "every query gets SERVFAIL, none is dropped");
-    // Redialling at once made two connections per query (200 here); backed off (200 ms,
-    // doubling), a handful.
+    // Redialling at once made about four connections per query (400 here); backed off
+    // (200 ms, doubling), a handful.
     assert!(dials <= 15, "{dials} connections for 100 queries");
     assert!(
         most_fds <= before + 4,

@@ -1,6 +1,7 @@
-//! Holding back new TCP/TLS connections to an upstream that closes them before answering
-//! on them (an overloaded or misconfigured peer, a middlebox that resets port 53/853):
-//! redialling at once made about two dials per query and thousands of sockets in flight.
+//! Holding back new TCP/TLS connections to an upstream that closes (or resets) them before
+//! answering on them, an overloaded or misconfigured peer: redialling at once made about
+//! four dials per query and thousands of sockets in flight. Closes of our own (after a
+//! timeout) do not count, nor do dials that fail (they cost no socket and fail fast).
 //! After such a close no connection is opened for a while, doubling from
 //! [`FIRST`] up to [`LONGEST`] while it goes on; one answered query ends it.
 

@@ -92,6 +92,8 @@ pub struct Conn<S> {
     /// Whether a reply ever came back on it (a peer that closes connections unanswered is
     /// backed off, one that closes an old connection is not).
     answered: Cell<bool>,
+    /// Whether the upstream ended it (its end of the stream, or a reset), not our shutdown.
+    peer_closed: Cell<bool>,
 }
 
 impl<S: AsyncRead + AsyncWrite + Unpin + 'static> Conn<S> {
@@ -109,6 +111,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + 'static> Conn<S> {
             last_read: Cell::new(now),
             mismatched: Cell::new(0),
             answered: Cell::new(false),
+            peer_closed: Cell::new(false),
         });
         let c = conn.clone();
         glommio::spawn_local(async move { c.read_loop(r).await }).detach();
@@ -141,6 +144,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin + 'static> Conn<S> {
                 None => self.mismatched.set(self.mismatched.get() + 1),
             }
         }
+        // Before the waiting queries learn of the close, so they can tell whose it was.
+        self.peer_closed.set(!self.closed.get());
         self.closed.set(true);
         let waiting: Vec<Rc<Slot>> = self.pending.borrow_mut().drain().map(|(_, s)| s).collect();
         for slot in waiting {
@@ -188,6 +193,11 @@ impl<S: AsyncRead + AsyncWrite + Unpin + 'static> Conn<S> {
     /// Whether a reply has ever come back on it.
     pub fn has_answered(&self) -> bool {
         self.answered.get()
+    }
+
+    /// Whether the upstream closed it (rather than we, after a timeout or a failed write).
+    pub fn closed_by_peer(&self) -> bool {
+        self.peer_closed.get()
     }
 
     /// Whether the connection is closed.

@@ -334,7 +334,10 @@ impl UpstreamCore {
             if matches!(result, Err(ConnError::Closed | ConnError::Io(_))) {
                 // Out of the pool at once, so its socket goes with the last query on it.
                 pool.conns.borrow_mut().retain(|c| !c.is_closed());
-                if !conn.has_answered() {
+                // Ended by the upstream (a failed write is its reset too), not by a timeout
+                // of ours, before it ever answered.
+                let by_peer = matches!(result, Err(ConnError::Io(_))) || conn.closed_by_peer();
+                if by_peer && !conn.has_answered() {
                     pool.backoff.closed_unanswered(Instant::now());
                 }
             }

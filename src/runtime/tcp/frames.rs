@@ -1,20 +1,24 @@
 //! Length-prefixed DNS messages read from a TCP connection (RFC 7766 §8), each under one
 //! deadline for the whole message, whatever arrives in between: a client that trickles a
 //! byte at a time cannot keep its connection past it (CoreDNS's server, through Go's
-//! `SetReadDeadline`, does the same). The buffer starts small and grows only for the message
-//! that needs it, so an idle connection holds a few KB, not a 64 KiB frame.
+//! `SetReadDeadline`, does the same). The buffer starts small and grows only for a message
+//! that needs it (given back past 4 KiB), so an idle connection holds 2 KiB, not a 64 KiB
+//! frame.
 
 use super::super::stop::Stop;
 use futures_lite::AsyncReadExt;
 use glommio::net::TcpStream;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// What a connection's buffer holds when it has no message in it. Pipelined queries of
 /// about 50 bytes each: a read takes up to ~40 of them at once.
 const INITIAL: usize = 2048;
 
 /// A buffer grown past this by a large message is given back once that message is served.
-const KEEP_AT_MOST: usize = 16 * 1024;
+const KEEP_AT_MOST: usize = 2 * INITIAL;
+
+/// Bytes buffered are moved to the front rather than read after with less room than this.
+const MIN_READ: usize = 512;
 
 /// Why no message came.
 #[derive(Debug, PartialEq, Eq)]
@@ -58,19 +62,24 @@ impl FrameReader {
     }
 
     /// Reads until a whole message is buffered and returns it; the caller calls
-    /// [`FrameReader::consume`] once it has served it. Fails once `deadline` passes.
+    /// [`FrameReader::consume`] once it has served it. Fails once `within` has passed since
+    /// it first had to read (a message already buffered costs no clock read).
     pub async fn next(
         &mut self,
         stream: &mut TcpStream,
-        deadline: Instant,
+        within: Duration,
         stop: &Stop,
     ) -> Result<&[u8], NoMessage> {
+        let mut deadline = None;
         loop {
             if let Some(n) = self.buffered() {
                 return Ok(&self.buf[self.start + 2..self.start + 2 + n]);
             }
             self.make_room();
-            let left = deadline.saturating_duration_since(Instant::now());
+            let now = Instant::now();
+            let left = deadline
+                .get_or_insert(now + within)
+                .saturating_duration_since(now);
             if left.is_zero() || stream.set_read_timeout(Some(left)).is_err() {
                 return Err(NoMessage::Broken);
             }
@@ -113,11 +122,12 @@ impl FrameReader {
             [a, b, ..] => 2 + usize::from(u16::from_be_bytes([a, b])),
             _ => 2,
         };
-        if self.start + need <= self.buf.len() && self.end < self.buf.len() {
-            return;
+        if self.start > 0
+            && (self.start + need > self.buf.len() || self.buf.len() - self.end < MIN_READ)
+        {
+            self.buf.copy_within(self.start..self.end, 0);
+            (self.start, self.end) = (0, have);
         }
-        self.buf.copy_within(self.start..self.end, 0);
-        (self.start, self.end) = (0, have);
         if need > self.buf.len() {
             self.buf.resize(need, 0);
         }
@@ -175,9 +185,9 @@ mod tests {
             let mut r = FrameReader::default();
             let stop = Stop::new();
             let t0 = Instant::now();
-            let deadline = t0 + Duration::from_millis(300);
+            let within = Duration::from_millis(300);
             assert_eq!(
-                r.next(s, deadline, &stop).await.err(),
+                r.next(s, within, &stop).await.err(),
                 Some(NoMessage::Broken)
             );
             let took = t0.elapsed();
@@ -194,13 +204,13 @@ mod tests {
         with_client(vec![all], Duration::ZERO, async |s| {
             let mut r = FrameReader::default();
             let stop = Stop::new();
-            let deadline = Instant::now() + Duration::from_secs(5);
-            assert_eq!(r.next(s, deadline, &stop).await.unwrap(), &[1; 10][..]);
+            let within = Duration::from_secs(5);
+            assert_eq!(r.next(s, within, &stop).await.unwrap(), &[1; 10][..]);
             r.consume();
-            let m = r.next(s, deadline, &stop).await.unwrap();
+            let m = r.next(s, within, &stop).await.unwrap();
             assert_eq!((m.len(), m[0], m[29_999]), (30_000, 2, 2));
             r.consume();
-            assert_eq!(r.next(s, deadline, &stop).await.unwrap(), &[3; 5][..]);
+            assert_eq!(r.next(s, within, &stop).await.unwrap(), &[3; 5][..]);
             r.consume();
             assert_eq!(
                 r.capacity(),
@@ -208,7 +218,36 @@ mod tests {
                 "the large message's room was given back"
             );
             assert_eq!(
-                r.next(s, deadline, &stop).await.err(),
+                r.next(s, within, &stop).await.err(),
+                Some(NoMessage::Closed)
+            );
+        });
+    }
+
+    #[test]
+    fn messages_of_every_awkward_size_come_whole() {
+        // Empty, one byte, sizes that end at or straddle the 2 KiB buffer's end (a length
+        // prefix split over it), the largest frame, then a small one.
+        let sizes = [0usize, 1, 2044, 2045, 2046, 2047, 65_535, 3, 2046];
+        let mut all = Vec::new();
+        for (i, n) in sizes.iter().enumerate() {
+            all.extend(frame(*n, i as u8 + 1));
+        }
+        // Sent in pieces of 1000 bytes, so messages and prefixes are cut at many places.
+        let chunks = all.chunks(1000).map(<[u8]>::to_vec).collect();
+        with_client(chunks, Duration::from_millis(1), async move |s| {
+            let mut r = FrameReader::default();
+            let stop = Stop::new();
+            let within = Duration::from_secs(5);
+            for (i, n) in sizes.iter().enumerate() {
+                let m = r.next(s, within, &stop).await.unwrap();
+                assert_eq!(m.len(), *n, "message {i}");
+                assert!(m.iter().all(|b| *b == i as u8 + 1), "message {i}'s bytes");
+                r.consume();
+            }
+            assert_eq!(r.capacity(), INITIAL);
+            assert_eq!(
+                r.next(s, within, &stop).await.err(),
                 Some(NoMessage::Closed)
             );
         });

@@ -13,6 +13,7 @@ pub use table::TcpCaps;
 use super::serve::{Verdict, serve_deferred, serve_inline, spawn_deferred, spawn_refreshes};
 use super::stop::Stop;
 use super::swap::View;
+use crate::plugin::spare::SpareBufs;
 use crate::plugin::{Handler, Proto};
 use frames::{FrameReader, NoMessage};
 use futures_lite::AsyncWriteExt;
@@ -41,7 +42,8 @@ const WRITE_AT: usize = 16 * 1024;
 pub struct TcpLimits {
     /// Time for the whole first message of a connection.
     pub read: Duration,
-    /// Time for each later message, from the end of the one before.
+    /// Time for each later message, from when the connection starts waiting for it (the
+    /// message before it read, and the replies ready by then written).
     pub idle: Duration,
     /// Wait for a reply to be written.
     pub write: Duration,
@@ -79,6 +81,9 @@ pub async fn run<H: Handler + 'static>(
     let mut warned = Warned::default();
     let counters: std::sync::Arc<crate::metrics::tcp::TcpCounters> =
         crate::metrics::registry::cell(&[&view.core.listeners[view.li].name], core_index);
+    // The connections' scratch buffers (replies, copies of deferred queries), lent while a
+    // connection has work, so that an idle one holds none.
+    let spare = Rc::new(SpareBufs::default());
     loop {
         let accepted = futures_lite::future::or(async { Some(listener.accept().await) }, async {
             stop.wait().await;
@@ -99,7 +104,7 @@ pub async fn run<H: Handler + 'static>(
         };
         view.refresh();
         let name = &view.core.listeners[view.li].name;
-        let admitted = match table.admit(stream.as_raw_fd(), client.ip(), Instant::now()) {
+        let admitted = match table.admit(stream.as_raw_fd(), client.ip()) {
             Ok(a) => a,
             Err(refusal) => {
                 match refusal {
@@ -113,17 +118,24 @@ pub async fn run<H: Handler + 'static>(
         };
         if admitted.evicted_one {
             counters.evicted.inc();
+            warned.evicted(caps, name);
         }
         counters.opened.inc();
-        warned.admitted(admitted.evicted_one, caps, name);
         // Pipelined replies must not wait for the client's delayed ACK (Nagle); Go, and so
         // CoreDNS, sets this on every connection.
         let _ = stream.set_nodelay(true);
         let limits = TcpLimits::new(&view.core.meta[view.li].tcp);
         let (view, stop, counters) = (view.clone(), stop.clone(), counters.clone());
+        let spare = spare.clone();
         glommio::spawn_local(async move {
             let registration = admitted.registration;
-            connection(view, stream, client, limits, registration.state(), &stop).await;
+            let conn = Conn {
+                client,
+                limits,
+                state: registration.state().clone(),
+                spare,
+            };
+            connection(view, stream, conn, &stop).await;
             // `stream` was dropped as `connection` returned; the registration goes with it,
             // in the same step, so its fd is never used after the socket is released.
             drop(registration);
@@ -144,11 +156,26 @@ pub async fn run<H: Handler + 'static>(
     }
 }
 
-/// The accept loop's warnings: one when a cap starts to bite, none while it keeps biting.
+/// How often each of the accept loop's warnings may be logged: a client hammering a cap
+/// must not flood the log (the metrics count every case).
+const WARN_EVERY: Duration = Duration::from_secs(10);
+
+/// When the accept loop last logged each warning.
 #[derive(Default)]
 struct Warned {
-    full: bool,
-    client: bool,
+    full: Option<Instant>,
+    evicting: Option<Instant>,
+    client: Option<Instant>,
+}
+
+/// Whether a warning last logged at `last` may be logged now; notes it if so.
+fn due(last: &mut Option<Instant>) -> bool {
+    let now = Instant::now();
+    if last.is_none_or(|t| now.duration_since(t) >= WARN_EVERY) {
+        *last = Some(now);
+        return true;
+    }
+    false
 }
 
 impl Warned {
@@ -160,34 +187,25 @@ impl Warned {
         client: std::net::SocketAddr,
     ) {
         match why {
-            Refusal::ClientCap if !self.client => {
-                crate::warning!(
-                    "TCP connections per client ({}) reached on {listener} (this core) by {}; closing its new connections until some end",
-                    caps.per_client,
-                    client.ip()
-                );
-                self.client = true;
-            }
-            Refusal::Full if !self.full => {
-                crate::warning!(
-                    "TCP connection limit ({}) reached on {listener} (this core) with a query in flight on every connection; closing new connections until some end",
-                    caps.total
-                );
-                self.full = true;
-            }
+            Refusal::ClientCap if due(&mut self.client) => crate::warning!(
+                "TCP connections per client ({}) reached on {listener} (this core) by {}; closing its new connections (counted in ringdns_tcp_connections_shed_total, logged at most every 10s)",
+                caps.per_client,
+                client.ip()
+            ),
+            Refusal::Full if due(&mut self.full) => crate::warning!(
+                "TCP connection limit ({}) reached on {listener} (this core) with a query in flight on every connection; closing new connections (counted in ringdns_tcp_connections_shed_total, logged at most every 10s)",
+                caps.total
+            ),
             _ => {}
         }
     }
 
-    fn admitted(&mut self, evicted_one: bool, caps: TcpCaps, listener: &str) {
-        if evicted_one && !self.full {
+    fn evicted(&mut self, caps: TcpCaps, listener: &str) {
+        if due(&mut self.evicting) {
             crate::warning!(
-                "TCP connection limit ({}) reached on {listener} (this core); closing the connections idle longest to make room",
+                "TCP connection limit ({}) reached on {listener} (this core); closing the connections idle longest to make room (counted in ringdns_tcp_connections_shed_total, logged at most every 10s)",
                 caps.total
             );
-            self.full = true;
-        } else if !evicted_one {
-            *self = Warned::default();
         }
     }
 }
@@ -213,8 +231,7 @@ fn push_frame(out: &mut Vec<u8>, reply: &[u8]) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Writes the frames gathered in `out` and empties it; a buffer a large reply grew is given
-/// back.
+/// Writes the frames gathered in `out` and empties it.
 async fn write_out(w: &RwLock<TcpStream>, out: &mut Vec<u8>) -> std::io::Result<()> {
     if out.is_empty() {
         return Ok(());
@@ -227,10 +244,24 @@ async fn write_out(w: &RwLock<TcpStream>, out: &mut Vec<u8>) -> std::io::Result<
     g.flush().await?;
     drop(g);
     out.clear();
-    if out.capacity() > 4 * WRITE_AT {
-        *out = Vec::new();
-    }
     Ok(())
+}
+
+/// Hands a scratch buffer back to the pool, if it holds one.
+fn give_back(spare: &SpareBufs, buf: &mut Vec<u8>) {
+    if buf.capacity() > 0 {
+        spare.put(std::mem::take(buf));
+    }
+}
+
+/// What a connection's task knows besides its socket.
+struct Conn {
+    client: std::net::SocketAddr,
+    limits: TcpLimits,
+    /// Its entry in the listener's table.
+    state: Rc<table::ConnState>,
+    /// The listener's scratch buffers on this core.
+    spare: Rc<SpareBufs>,
 }
 
 /// Serves one connection. A client may send many queries before reading (pipelining);
@@ -240,11 +271,15 @@ async fn write_out(w: &RwLock<TcpStream>, out: &mut Vec<u8>) -> std::io::Result<
 async fn connection<H: Handler + 'static>(
     mut view: View<H>,
     mut stream: TcpStream,
-    client: std::net::SocketAddr,
-    limits: TcpLimits,
-    state: &Rc<table::ConnState>,
+    conn: Conn,
     stop: &Stop,
 ) {
+    let Conn {
+        client,
+        limits,
+        state,
+        spare,
+    } = conn;
     let Ok(writer) = writer_for(&stream, &limits) else {
         return;
     };
@@ -257,20 +292,31 @@ async fn connection<H: Handler + 'static>(
         if limits.max_queries.is_some_and(|m| served >= m) {
             // maxtcpqueries reached: close once the answers in flight are out.
             let _ = write_out(&writer, &mut out).await;
-            return;
+            break;
         }
-        // Replies gathered for pipelined queries leave before the loop waits for more.
-        if !frames.has_message() && write_out(&writer, &mut out).await.is_err() {
-            return;
+        if !frames.has_message() {
+            // Replies gathered for pipelined queries leave before the loop waits for more,
+            // and the scratch buffers go back to the pool until there is work again.
+            if write_out(&writer, &mut out).await.is_err() {
+                break;
+            }
+            give_back(&spare, &mut out);
+            give_back(&spare, &mut reply);
         }
         let wait = if first { limits.read } else { limits.idle };
-        let query = match frames.next(&mut stream, Instant::now() + wait, stop).await {
+        let query = match frames.next(&mut stream, wait, stop).await {
             Ok(q) => q,
-            Err(NoMessage::Closed | NoMessage::Broken | NoMessage::Stopped) => return,
+            Err(NoMessage::Closed | NoMessage::Broken | NoMessage::Stopped) => break,
         };
-        state.completed_message(Instant::now());
+        state.completed_message();
         first = false;
         served += 1;
+        // A buffer with no capacity holds nothing: the pool's may replace it.
+        for buf in [&mut reply, &mut out] {
+            if buf.capacity() == 0 {
+                *buf = spare.take();
+            }
+        }
         view.refresh();
         let (core, li) = (&view.core, view.li);
         let l = &core.listeners[li];
@@ -279,31 +325,31 @@ async fn connection<H: Handler + 'static>(
                 if push_frame(&mut out, &reply).is_err()
                     || (out.len() >= WRITE_AT && write_out(&writer, &mut out).await.is_err())
                 {
-                    return;
+                    break;
                 }
             }
             Verdict::Drop => {}
             Verdict::Defer(note) => {
-                let packet = query.to_vec();
+                let packet = spare.copy_of(query);
                 // Bound what one client can have waiting: past the limit, stop reading its
                 // queries until one finishes (the replies gathered so far leave first).
                 let permit = match waiting.try_acquire_static_permit(1) {
                     Ok(p) => p,
                     Err(_) => {
                         if write_out(&writer, &mut out).await.is_err() {
-                            return;
+                            break;
                         }
                         let Ok(p) = waiting.acquire_static_permit(1).await else {
-                            return;
+                            break;
                         };
                         p
                     }
                 };
-                let (writer, state) = (writer.clone(), state.clone());
+                let (writer, state, spare) = (writer.clone(), state.clone(), spare.clone());
                 state.deferred_started();
                 spawn_deferred(core.clone(), move |core| async move {
                     let _permit = permit;
-                    let (mut reply, mut out) = (Vec::new(), Vec::new());
+                    let (mut reply, mut out) = (spare.take(), spare.take());
                     let l = &core.listeners[li];
                     if serve_deferred(
                         &core,
@@ -321,6 +367,9 @@ async fn connection<H: Handler + 'static>(
                     {
                         let _ = write_out(&writer, &mut out).await;
                     }
+                    for buf in [packet, reply, out] {
+                        spare.put(buf);
+                    }
                     state.deferred_finished();
                 });
             }
@@ -330,15 +379,17 @@ async fn connection<H: Handler + 'static>(
         spawn_refreshes(core);
         if stop.is_set() {
             let _ = write_out(&writer, &mut out).await;
-            return;
+            break;
         }
         if served.is_multiple_of(QUERIES_BEFORE_YIELD) {
             if write_out(&writer, &mut out).await.is_err() {
-                return;
+                break;
             }
             futures_lite::future::yield_now().await;
         }
     }
+    give_back(&spare, &mut out);
+    give_back(&spare, &mut reply);
 }
 
 #[cfg(test)]
@@ -407,14 +458,18 @@ mod tests {
                 per_client: 0,
             });
             let client_addr = stream.peer_addr().unwrap();
-            let admitted = table
-                .admit(stream.as_raw_fd(), client_addr.ip(), Instant::now())
-                .unwrap();
+            let admitted = table.admit(stream.as_raw_fd(), client_addr.ip()).unwrap();
             let conn = {
                 let stop = stop.clone();
                 glommio::spawn_local(async move {
                     let r = admitted.registration;
-                    connection(view, stream, client_addr, limits, r.state(), &stop).await
+                    let conn = Conn {
+                        client: client_addr,
+                        limits,
+                        state: r.state().clone(),
+                        spare: Rc::new(SpareBufs::default()),
+                    };
+                    connection(view, stream, conn, &stop).await
                 })
             };
             for _ in 0..5000 {

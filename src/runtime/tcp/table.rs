@@ -9,7 +9,6 @@ use std::collections::HashMap;
 use std::net::{IpAddr, Ipv6Addr};
 use std::os::fd::RawFd;
 use std::rc::Rc;
-use std::time::Instant;
 
 /// The caps of a listener's table on one core (the global block's `tcp_max_conns` and
 /// `tcp_max_conns_per_ip`).
@@ -48,8 +47,10 @@ pub struct ConnState {
     /// the socket, with no await between them.
     fd: RawFd,
     client: ClientKey,
-    /// When the connection was accepted or last completed reading a message.
-    since: Cell<Instant>,
+    /// When the connection was accepted or last completed reading a message, on the
+    /// table's clock: an order, not a time, so the query path reads no clock for it.
+    since: Cell<u64>,
+    clock: Rc<Cell<u64>>,
     /// Queries of this connection being served as tasks: such a connection is not idle.
     in_flight: Cell<u32>,
     /// Whether the table already closed this connection to make room.
@@ -58,8 +59,8 @@ pub struct ConnState {
 
 impl ConnState {
     /// Notes that a whole message has been read: the connection is active.
-    pub fn completed_message(&self, now: Instant) {
-        self.since.set(now);
+    pub fn completed_message(&self) {
+        self.since.set(tick(&self.clock));
     }
 
     /// Notes a query of this connection that starts waiting as a task.
@@ -100,6 +101,15 @@ pub struct ConnTable {
     /// Connections closed by eviction whose tasks have not ended yet: they no longer count
     /// against the cap.
     evicted: Cell<usize>,
+    /// Counts accepts and completed messages: what `since` is read on.
+    clock: Rc<Cell<u64>>,
+}
+
+/// The next reading of a table's clock.
+fn tick(clock: &Cell<u64>) -> u64 {
+    let t = clock.get() + 1;
+    clock.set(t);
+    t
 }
 
 impl ConnTable {
@@ -110,6 +120,7 @@ impl ConnTable {
             conns: RefCell::new(Vec::new()),
             per_client: RefCell::new(HashMap::new()),
             evicted: Cell::new(0),
+            clock: Rc::new(Cell::new(0)),
         })
     }
 
@@ -120,12 +131,7 @@ impl ConnTable {
 
     /// Admits the connection on `fd` from `ip`, closing the connection idle longest when the
     /// table is full, or says why it cannot.
-    pub fn admit(
-        self: &Rc<Self>,
-        fd: RawFd,
-        ip: IpAddr,
-        now: Instant,
-    ) -> Result<Admitted, Refusal> {
+    pub fn admit(self: &Rc<Self>, fd: RawFd, ip: IpAddr) -> Result<Admitted, Refusal> {
         let caps = self.caps.get();
         let client = ClientKey::of(ip);
         if caps.per_client > 0
@@ -144,7 +150,8 @@ impl ConnTable {
         let state = Rc::new(ConnState {
             fd,
             client,
-            since: Cell::new(now),
+            since: Cell::new(tick(&self.clock)),
+            clock: self.clock.clone(),
             in_flight: Cell::new(0),
             evicted: Cell::new(false),
         });
@@ -219,7 +226,6 @@ impl Drop for Registration {
 mod tests {
     use super::*;
     use std::net::Ipv4Addr;
-    use std::time::Duration;
 
     fn caps(total: usize, per_client: usize) -> TcpCaps {
         TcpCaps { total, per_client }
@@ -232,21 +238,14 @@ mod tests {
     #[test]
     fn a_full_table_closes_the_connection_idle_longest_and_never_a_busy_one() {
         let t = ConnTable::new(caps(3, 0));
-        let t0 = Instant::now();
         // fd -1: shutdown fails harmlessly; the table's bookkeeping is what is tested.
-        let a = t.admit(-1, ip(1), t0).unwrap().registration;
-        let b = t
-            .admit(-1, ip(2), t0 + Duration::from_secs(1))
-            .unwrap()
-            .registration;
-        let c = t
-            .admit(-1, ip(3), t0 + Duration::from_secs(2))
-            .unwrap()
-            .registration;
-        // a is the oldest but has a query in flight; b completed nothing since 1 s.
+        let a = t.admit(-1, ip(1)).unwrap().registration;
+        let b = t.admit(-1, ip(2)).unwrap().registration;
+        let c = t.admit(-1, ip(3)).unwrap().registration;
+        // a is the oldest but has a query in flight; c completed a message since b came.
         a.state().deferred_started();
-        c.state().completed_message(t0 + Duration::from_secs(3));
-        let d = t.admit(-1, ip(4), t0 + Duration::from_secs(4)).unwrap();
+        c.state().completed_message();
+        let d = t.admit(-1, ip(4)).unwrap();
         assert!(d.evicted_one);
         assert!(b.state().evicted.get(), "b was idle longest");
         assert!(!a.state().evicted.get() && !c.state().evicted.get());
@@ -261,10 +260,7 @@ mod tests {
         // Every connection busy: the newcomer is refused.
         c.state().deferred_started();
         d.registration.state().deferred_started();
-        assert_eq!(
-            t.admit(-1, ip(5), t0 + Duration::from_secs(5)).unwrap_err(),
-            Refusal::Full
-        );
+        assert_eq!(t.admit(-1, ip(5)).unwrap_err(), Refusal::Full);
         drop((a, c, d));
         assert_eq!(t.open(), 0);
         assert!(t.per_client.borrow().is_empty());
@@ -273,20 +269,16 @@ mod tests {
     #[test]
     fn one_client_address_holds_at_most_its_cap() {
         let t = ConnTable::new(caps(100, 2));
-        let now = Instant::now();
-        let a = t.admit(-1, ip(1), now).unwrap();
-        let _b = t.admit(-1, ip(1), now).unwrap();
-        assert_eq!(t.admit(-1, ip(1), now).unwrap_err(), Refusal::ClientCap);
+        let a = t.admit(-1, ip(1)).unwrap();
+        let _b = t.admit(-1, ip(1)).unwrap();
+        assert_eq!(t.admit(-1, ip(1)).unwrap_err(), Refusal::ClientCap);
         // The same address as IPv4-mapped IPv6 is the same client.
         let mapped = IpAddr::V6(Ipv4Addr::new(127, 0, 0, 1).to_ipv6_mapped());
-        assert_eq!(t.admit(-1, mapped, now).unwrap_err(), Refusal::ClientCap);
-        assert!(
-            t.admit(-1, ip(2), now).is_ok(),
-            "another address is admitted"
-        );
+        assert_eq!(t.admit(-1, mapped).unwrap_err(), Refusal::ClientCap);
+        assert!(t.admit(-1, ip(2)).is_ok(), "another address is admitted");
         drop(a);
         assert!(
-            t.admit(-1, ip(1), now).is_ok(),
+            t.admit(-1, ip(1)).is_ok(),
             "a freed slot is the client's again"
         );
     }
