@@ -2,7 +2,9 @@
 
 mod common;
 
-use common::{Server, TempDir, ask, binary, free_port, http_get, query, run_expect_failure};
+use common::{
+    Server, TempDir, ask, binary, exit_within, free_port, http_get, query, run_expect_failure,
+};
 use hickory_proto::op::ResponseCode;
 use std::io::Write;
 use std::process::{Command, Stdio};
@@ -381,32 +383,6 @@ fn sighup_is_ignored_and_sigusr2_reloads_while_serving() {
     assert_eq!(s.stdout().matches("SIGHUP").count(), 1, "{}", s.stdout());
     s.signal("TERM");
     assert_eq!(s.wait_exit(Duration::from_secs(10)), Some(0));
-}
-
-/// Runs the binary with `args` and `stdin`, expecting it to exit within `limit`; its exit
-/// code and stderr (panics, killing it, when it does not).
-fn exit_within(args: &[&str], stdin: Stdio, limit: Duration) -> (i32, String) {
-    let mut child = Command::new(binary())
-        .args(args)
-        .stdin(stdin)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let t0 = Instant::now();
-    loop {
-        if let Some(st) = child.try_wait().unwrap() {
-            let mut err = String::new();
-            std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
-            return (st.code().unwrap_or(-1), err);
-        }
-        if t0.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("ringdns {args:?} still running after {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 #[test]

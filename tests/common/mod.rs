@@ -286,12 +286,17 @@ impl Drop for Server {
 pub fn run_expect_failure(corefile: &str) -> (i32, String) {
     let dir = TempDir::new();
     let conf = dir.write("Corefile", corefile);
+    let conf = conf.to_str().unwrap();
+    exit_within(&["-conf", conf], Stdio::null(), Duration::from_secs(10))
+}
+
+/// Runs the binary with `args` and `stdin`, expecting it to exit within `limit`; its exit
+/// code and stderr (panics, killing it, when it does not).
+pub fn exit_within(args: &[&str], stdin: Stdio, limit: Duration) -> (i32, String) {
     let mut child = Command::new(binary())
-        .arg("-conf")
-        .arg(&conf)
-        .current_dir(&dir.0)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
+        .args(args)
+        .stdin(stdin)
+        .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
@@ -307,10 +312,10 @@ pub fn run_expect_failure(corefile: &str) -> (i32, String) {
                 .unwrap();
             return (st.code().unwrap_or(-1), err);
         }
-        if t0.elapsed() > Duration::from_secs(10) {
+        if t0.elapsed() > limit {
             let _ = child.kill();
             let _ = child.wait();
-            panic!("ringdns did not exit on a bad Corefile:\n{corefile}");
+            panic!("ringdns {args:?} still running after {limit:?}");
         }
         std::thread::sleep(Duration::from_millis(20));
     }
