@@ -1,6 +1,7 @@
 //! What a plugin returns, and the CoreDNS rule that decides who writes the reply.
 
 use crate::wire::rcode::{FORMERR, NOTIMP, REFUSED, SERVFAIL};
+use std::borrow::Cow;
 use std::fmt;
 
 /// The rcode value a plugin returns when it cannot answer without waiting and the query was
@@ -67,13 +68,15 @@ pub const fn client_write(rcode: u8) -> bool {
 pub struct PluginError {
     /// The plugin that failed.
     pub plugin: &'static str,
-    /// What went wrong.
-    pub message: String,
+    /// What went wrong. A fixed text (`&'static str`) is kept borrowed, so a plugin that
+    /// fails the same way on every query of a flood (rrl's "response rate exceeded the
+    /// limit") reports it without allocating; a formatted one is owned.
+    pub message: Cow<'static, str>,
 }
 
 impl PluginError {
     /// An error of `plugin` with its message.
-    pub fn new(plugin: &'static str, message: impl Into<String>) -> Self {
+    pub fn new(plugin: &'static str, message: impl Into<Cow<'static, str>>) -> Self {
         PluginError {
             plugin,
             message: message.into(),
