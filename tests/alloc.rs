@@ -651,3 +651,104 @@ fn the_chain_future_stays_small() {
     drop(fut);
     assert!(size <= 2048, "the chain's future is {size} bytes");
 }
+
+/// Cache hits behind rrl with allowances no test reaches: every hit is accounted (a request
+/// and a response debit) and sent.
+const WITH_RRL_AND_CACHE: &str = "\
+.:53 {
+    prometheus 127.0.0.1:0
+    rrl {
+        responses-per-second 1000000
+        requests-per-second 1000000
+    }
+    cache
+    erratic {
+        drop 0
+    }
+}
+";
+
+#[test]
+fn a_cache_hit_through_rrl_allocates_nothing() {
+    cache_hits_allocate_nothing(WITH_RRL_AND_CACHE);
+}
+
+/// rrl answers a cache hit at once too: the hit is not pushed onto the chain's future.
+#[test]
+fn rrl_answers_a_cache_hit_at_once() {
+    use ringdns::plugin::{Handler, Request};
+    let core = core_for(WITH_RRL_AND_CACHE);
+    let l = &core.listeners[0];
+    let q = common::query(0x1111, "at-once.example.org.", 1);
+    let mut reply = Vec::new();
+    assert_eq!(
+        serve_inline(&core, l, &q, false, v4(), Proto::Udp, &mut reply),
+        Verdict::Send
+    );
+    let query = Query::parse(&q).expect("query parses");
+    let mut reply = Vec::new();
+    let mut req = Request::new(
+        query,
+        v4(),
+        v4(),
+        Proto::Udp,
+        ".",
+        &l.name,
+        &mut reply,
+        false,
+    );
+    let status = core.blocks[0].chain.serve_now(&mut req);
+    assert!(status.is_some(), "the hit is answered without a future");
+    assert_eq!(req.writer(), Some("cache"));
+}
+
+/// A flood over rrl's limit from one client: after the first queries, each is dropped or
+/// slipped (TC=1), and neither allocates. (With `errors` in the block each drop's error is
+/// logged, and that line is formatted into new strings.)
+#[test]
+fn dropping_and_slipping_allocate_nothing() {
+    let core = core_for(
+        "\
+.:53 {
+    rrl {
+        responses-per-second 1
+        slip-ratio 2
+    }
+    cache
+    erratic {
+        drop 0
+    }
+}
+",
+    );
+    let l = &core.listeners[0];
+    let mut reply = Vec::with_capacity(REPLY_CAPACITY);
+    let q = common::query_full(0x5555, "flood.example.org.", 1, 1, EDNS);
+    // The miss is stored and the account made.
+    for _ in 0..4 {
+        serve_inline(&core, l, &q, false, v4(), Proto::Udp, &mut reply);
+    }
+    let (mut dropped, mut slipped) = (0, 0);
+    let mut total = 0;
+    for _ in 0..ITERATIONS {
+        let (v, n) =
+            counted(|| serve_inline(&core, l, black_box(&q), false, v4(), Proto::Udp, &mut reply));
+        total += n;
+        match v {
+            Verdict::Drop => dropped += 1,
+            Verdict::Send => {
+                assert_ne!(reply[2] & 0x02, 0, "over the limit, a reply is a slip");
+                slipped += 1;
+            }
+            v => panic!("{v:?}"),
+        }
+    }
+    assert!(
+        dropped > 0 && slipped > 0,
+        "{dropped} dropped, {slipped} slipped"
+    );
+    assert_eq!(
+        total, 0,
+        "{total} allocations in {ITERATIONS} limited queries"
+    );
+}
