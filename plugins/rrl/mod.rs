@@ -57,7 +57,7 @@ const REQUEST_EXCEEDED: &str = "query rate exceeded the limit";
 /// What the request check before the chain decided.
 #[derive(Clone, Copy)]
 enum Asked {
-    /// `requests-per-second` is 0, or the query was already counted over the limit.
+    /// `requests-per-second` is 0: nothing to debit.
     Done,
     /// Within the limit when looked at: debited once the chain has answered, so that a
     /// query the chain sends to be served again (deferred) is counted once.
@@ -163,6 +163,7 @@ impl Rrl {
             .as_nanos() as i64
     }
 
+    /// The client's prefix, by `ipv4-prefix-length` / `ipv6-prefix-length`.
     fn prefix(&self, req: &Request<'_>) -> Prefix {
         let c = &self.shared.cfg;
         Prefix::of(req.client.ip(), c.ipv4_prefix_length, c.ipv6_prefix_length)
