@@ -22,7 +22,7 @@ use crate::plugin::{
 use crate::wire::rcode::NOERROR;
 use crate::wire::{MAX_NAME_LEN, name_to_wire, records};
 use account::{Rate, SECOND};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::sync::Arc;
 use std::time::Instant;
 use table::Table;
@@ -45,6 +45,9 @@ pub struct Rrl {
     keys: foldhash::fast::RandomState,
     /// The origin of this core's account clock.
     epoch: Instant,
+    /// The last time converted to the account clock, and what it came to: the queries of a
+    /// batch share one time, so they convert it once.
+    last: Cell<(Instant, i64)>,
     counters: Arc<RrlCounters>,
 }
 
@@ -101,6 +104,7 @@ impl Plugin for Rrl {
         let c = &shared.cfg;
         let window = (c.window * SECOND as f64).min((i64::MAX / 4) as f64) as i64;
         let rate = |r| per_core(r, core.cores, window, c.slip_ratio);
+        let epoch = Instant::now();
         Some(Rrl {
             rates: [
                 rate(c.responses),
@@ -112,7 +116,8 @@ impl Plugin for Rrl {
             ],
             table: RefCell::new(Table::new(c.max_table_size)),
             keys: foldhash::fast::RandomState::default(),
-            epoch: Instant::now(),
+            epoch,
+            last: Cell::new((epoch, 0)),
             counters: crate::metrics::registry::cell(&[], core.index),
             shared: shared.clone(),
         })
@@ -157,10 +162,16 @@ impl Rrl {
     }
 
     /// Nanoseconds on this core's account clock (the batch's time when served inline).
+    #[inline]
     fn now(&self) -> i64 {
-        crate::plugin::clock::now()
-            .saturating_duration_since(self.epoch)
-            .as_nanos() as i64
+        let t = crate::plugin::clock::now();
+        let (last, ns) = self.last.get();
+        if t == last {
+            return ns;
+        }
+        let ns = t.saturating_duration_since(self.epoch).as_nanos() as i64;
+        self.last.set((t, ns));
+        ns
     }
 
     /// The client's prefix, by `ipv4-prefix-length` / `ipv6-prefix-length`.

@@ -1,19 +1,23 @@
-//! One core's accounts, bounded by `max-table-size`: a map in insertion order (hashlink), so
-//! the oldest accounts are at its front. When the table is full, a new category may take the
-//! place of an old account that is idle for the window (coredns/rrl's eviction rule); when
-//! none of the oldest few is, the new category is not tracked and its response goes out
-//! unlimited, as coredns/rrl's "stops rate limiting new responses". No lock: the core owns
-//! it. Nodes of removed accounts are reused by hashlink, so once the table has grown to its
-//! size, inserting allocates nothing.
+//! One core's accounts, bounded by `max-table-size`: a hash map with the accounts stored in
+//! it (one probe per query, no pointer to follow) and a ring of the tokens in insertion
+//! order, oldest first. When the table is full, a new category may take the place of an old
+//! account that is idle for the window (coredns/rrl's eviction rule); when none of the
+//! oldest few is, the new category is not tracked and its response goes out unlimited, as
+//! coredns/rrl's "stops rate limiting new responses". No lock: the core owns it. Both grow
+//! as categories come, up to the bound (amortised allocation); once the table is full,
+//! replacing an account allocates nothing.
 
 use super::account::{Account, Debit, Rate};
 use super::token::Token;
-use hashlink::LinkedHashMap;
+use std::collections::{HashMap, VecDeque};
 
-/// Accounts at the front (oldest first) looked at for an evictable one, at most, per new
-/// category in a full table: an insert's work stays bounded. An account still in use is
-/// moved to the back, so the next look starts with older ones.
+/// Accounts at the front of the ring (oldest first) looked at for an evictable one, at
+/// most, per new category in a full table: an insert's work stays bounded. An account still
+/// in use goes to the back, so the next look starts with older ones.
 const EVICTION_TRIES: usize = 8;
+
+/// Room reserved at the start; beyond it the map and the ring grow on demand.
+const INITIAL: usize = 4096;
 
 /// A seeded hasher: tokens chosen by an attacker to collide are much harder to find than
 /// with a fixed one.
@@ -21,7 +25,10 @@ type Keys = foldhash::fast::RandomState;
 
 /// One core's bounded table of accounts.
 pub struct Table {
-    map: LinkedHashMap<Token, Account, Keys>,
+    map: HashMap<Token, Account, Keys>,
+    /// Every token of `map`, in insertion order (an account passed over by eviction counts
+    /// as inserted again).
+    order: VecDeque<Token>,
     max: usize,
 }
 
@@ -47,11 +54,12 @@ impl Outcome {
 }
 
 impl Table {
-    /// An empty table of at most `max` accounts. The map grows as categories come (an
-    /// allocation per new account until it is full); its index is reserved up to 4096.
+    /// An empty table of at most `max` accounts.
     pub fn new(max: usize) -> Self {
+        let n = max.min(INITIAL);
         Table {
-            map: LinkedHashMap::with_capacity_and_hasher(max.min(4096), Keys::default()),
+            map: HashMap::with_capacity_and_hasher(n, Keys::default()),
+            order: VecDeque::with_capacity(n),
             max,
         }
     }
@@ -74,30 +82,41 @@ impl Table {
 
     /// Debits `token`'s account at `now`, making it if it is new (coredns/rrl's
     /// `UpdateAdd`).
+    #[inline]
     pub fn debit(&mut self, token: &Token, now: i64, rate: &Rate) -> Outcome {
         if let Some(a) = self.map.get_mut(token) {
             return Outcome::Debited(a.debit(now, rate));
         }
+        self.add(token, now, rate)
+    }
+
+    /// A new category: its account, if there is or can be made room.
+    #[cold]
+    fn add(&mut self, token: &Token, now: i64, rate: &Rate) -> Outcome {
         if self.map.len() >= self.max && !self.evict(now, rate.window) {
             return Outcome::Full;
         }
         self.map.insert(*token, Account::new(now, rate));
+        self.order.push_back(*token);
         Outcome::Added
     }
 
     /// Frees one place: the first evictable account among the oldest few, moving the ones
     /// still in use to the back. False when none of them could go.
     fn evict(&mut self, now: i64, window: i64) -> bool {
-        for _ in 0..EVICTION_TRIES.min(self.map.len()) {
-            let Some((token, account)) = self.map.front() else {
+        for _ in 0..EVICTION_TRIES.min(self.order.len()) {
+            let Some(token) = self.order.pop_front() else {
                 return false;
             };
-            let token = *token;
-            if account.evictable(now, window) {
-                self.map.pop_front();
-                return true;
+            match self.map.get(&token) {
+                Some(a) if a.evictable(now, window) => {
+                    self.map.remove(&token);
+                    return true;
+                }
+                Some(_) => self.order.push_back(token),
+                // Never: every token of the ring is in the map.
+                None => {}
             }
-            self.map.to_back(&token);
         }
         false
     }

@@ -70,7 +70,7 @@ impl Prefix {
 
 /// The key of one account. For the request account only the prefix counts; for responses
 /// the query type counts for answers and referrals, the name for all but errors.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Token {
     /// The client's prefix.
     pub prefix: Prefix,
@@ -80,6 +80,23 @@ pub struct Token {
     pub qtype: u16,
     /// A hash of the lower-cased name (see [`name_hash`]), 0 for no name.
     pub name: u64,
+}
+
+impl std::hash::Hash for Token {
+    /// Three words (the derived hash feeds the hasher seven pieces, one per field and
+    /// discriminant, on every query).
+    #[inline]
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        let p = self.prefix.bits;
+        h.write_u64((p >> 64) as u64);
+        h.write_u64(
+            (p as u64)
+                ^ (u64::from(self.prefix.v6) << 63)
+                ^ ((self.kind as u64) << 56)
+                ^ (u64::from(self.qtype) << 32),
+        );
+        h.write_u64(self.name);
+    }
 }
 
 impl Token {
