@@ -41,7 +41,7 @@ pub struct Rrl {
     /// the allowance is 0 (not limited).
     rates: [Option<Rate>; 6],
     table: RefCell<Table>,
-    /// The seed of this core's name hashes.
+    /// The seed of this core's name hashes and table keys.
     keys: foldhash::fast::RandomState,
     /// The origin of this core's account clock.
     epoch: Instant,
@@ -64,7 +64,7 @@ enum Asked {
     Done,
     /// Within the limit when looked at: debited once the chain has answered, so that a
     /// query the chain sends to be served again (deferred) is counted once.
-    Debit(Token),
+    Debit(u64),
 }
 
 /// This core's share of an allowance: with N cores, each allows 1/N of the rate. Queries
@@ -132,7 +132,7 @@ impl Plugin for Rrl {
             Err(dropped) => return dropped,
         };
         let status = next_or_failure(Self::NAME, next, req).await;
-        self.answered(req, asked, status)
+        self.answered(req, asked, status, None)
     }
 
     fn serve_now<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> Option<Status> {
@@ -145,8 +145,15 @@ impl Plugin for Rrl {
             Ok(a) => a,
             Err(dropped) => return Some(dropped),
         };
+        // The account of an answer to this query, looked up before the rest of the chain
+        // answers (a cache hit usually is an answer): its memory is fetched while the cache
+        // works, instead of after.
+        let answer = self.answer_key(req);
+        if let Some(k) = answer {
+            self.table.borrow().touch(k);
+        }
         let status = next_or_failure_now(Self::NAME, next, req)?;
-        Some(self.answered(req, asked, status))
+        Some(self.answered(req, asked, status, answer))
     }
 }
 
@@ -186,33 +193,51 @@ impl Rrl {
         let Some(rate) = &self.rates[Kind::Request as usize] else {
             return Ok(Asked::Done);
         };
-        let token = Token::request(self.prefix(req));
+        let token = Token::request(self.prefix(req)).key(&self.keys);
         let now = self.now();
         if self.shared.cfg.report_only
             || self
                 .table
                 .borrow()
-                .peek(&token, now, rate)
+                .peek(token, now, rate)
                 .exceeded()
                 .is_none()
         {
             return Ok(Asked::Debit(token));
         }
-        self.table.borrow_mut().debit(&token, now, rate);
+        self.table.borrow_mut().debit(token, now, rate);
         self.counters.request_exceeded(req.client.ip());
         Err(dropped(req, REQUEST_EXCEEDED))
     }
 
     /// Everything after the chain answered: the request debit left for now, then the
     /// response's (UDP only, as coredns/rrl), then drop, slip or send.
-    fn answered(&self, req: &mut Request<'_>, asked: Asked, status: Status) -> Status {
+    /// The key of the account an answer (a reply with records in its answer section) to
+    /// this query is debited to, when answers are limited.
+    fn answer_key(&self, req: &Request<'_>) -> Option<u64> {
+        self.rates[Kind::Response as usize]?;
+        let class = Class {
+            kind: Kind::Response,
+            authority: None,
+        };
+        Some(self.response_token(req, &class).key(&self.keys))
+    }
+
+    /// `answer`: the account key of an answer, when [`Rrl::answer_key`] was computed.
+    fn answered(
+        &self,
+        req: &mut Request<'_>,
+        asked: Asked,
+        status: Status,
+        answer: Option<u64>,
+    ) -> Status {
         if status.is_deferred() {
             return status;
         }
         let now = self.now();
         if let Asked::Debit(token) = asked {
             let rate = self.rates[Kind::Request as usize].as_ref();
-            let over = rate.and_then(|r| self.table.borrow_mut().debit(&token, now, r).exceeded());
+            let over = rate.and_then(|r| self.table.borrow_mut().debit(token, now, r).exceeded());
             if over.is_some() {
                 self.counters.request_exceeded(req.client.ip());
                 if !self.shared.cfg.report_only {
@@ -231,8 +256,11 @@ impl Rrl {
         let Some(rate) = &self.rates[class.kind as usize] else {
             return status;
         };
-        let token = self.response_token(req, &class);
-        let outcome = self.table.borrow_mut().debit(&token, now, rate);
+        let token = match answer {
+            Some(k) if class.kind == Kind::Response => k,
+            _ => self.response_token(req, &class).key(&self.keys),
+        };
+        let outcome = self.table.borrow_mut().debit(token, now, rate);
         let Some(debit) = outcome.exceeded() else {
             return status;
         };
