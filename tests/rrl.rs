@@ -215,3 +215,34 @@ fn requests_over_the_limit_get_nothing() {
     );
     drop(s);
 }
+
+/// With two workers, each core allows half the rate: a client prefix whose queries come
+/// from many source ports (spread over both cores by SO_REUSEPORT) gets about the configured
+/// burst in all, not twice it.
+#[test]
+fn two_workers_share_the_allowance() {
+    let mp = free_port();
+    let m = mp.port;
+    let s = Server::start(|p| {
+        corefile(p, m, "responses-per-second 10\n  window 5").replace("workers 1", "workers 2")
+    });
+    let port = s.addr().port();
+    let mut full = 0;
+    // Eight source ports of 127.0.0.2, 40 queries each: far over the allowance on any core.
+    let floods: Vec<_> = (0..8)
+        .map(|_| std::thread::spawn(move || flood(port, [127, 0, 0, 2], 40)))
+        .collect();
+    for f in floods {
+        let t = f.join().unwrap();
+        assert_eq!(t.slipped, 0);
+        full += t.full;
+    }
+    eprintln!("two workers, 8 ports of 127.0.0.2: {full} full answers");
+    // Each core's burst is 5; one core alone would give 5, two 10. Without the split it
+    // would be 10 per core, 20 in all.
+    assert!(
+        (5..=12).contains(&full),
+        "{full} full answers for 320 queries"
+    );
+    drop(s);
+}
