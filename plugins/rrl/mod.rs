@@ -213,9 +213,12 @@ impl Rrl {
     /// Everything after the chain answered: the request debit left for now, then the
     /// response's (UDP only, as coredns/rrl), then drop, slip or send.
     /// The key of the account an answer (a reply with records in its answer section) to
-    /// this query is debited to, when answers are limited.
+    /// this query is debited to, when answers are limited (over UDP: TCP replies are not).
     fn answer_key(&self, req: &Request<'_>) -> Option<u64> {
         self.rates[Kind::Response as usize]?;
+        if req.proto == Proto::Tcp {
+            return None;
+        }
         let class = Class {
             kind: Kind::Response,
             authority: None,

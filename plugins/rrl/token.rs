@@ -68,8 +68,9 @@ impl Prefix {
     }
 }
 
-/// The key of one account. For the request account only the prefix counts; for responses
-/// the query type counts for answers and referrals, the name for all but errors.
+/// The category of one account (the table keeps it as [`Token::key`]). For the request
+/// account only the prefix counts; for responses the query type counts for answers and
+/// referrals, the name for all but errors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Token {
     /// The client's prefix.
