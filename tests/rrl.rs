@@ -84,10 +84,12 @@ fn trickle(port: u16, from: [u8; 4], n: usize, gap: Duration) -> usize {
     for i in 0..n {
         s.send_to(&query(0x4000 + i as u16, "flood.example.org.", 1), to)
             .unwrap();
-        if let Ok(len) = s.recv(&mut buf) {
-            if buf[2] & 0x02 == 0 && len > 12 && buf[7] == 1 {
-                full += 1;
-            }
+        if let Ok(len) = s.recv(&mut buf)
+            && buf[2] & 0x02 == 0
+            && len > 12
+            && buf[7] == 1
+        {
+            full += 1;
         }
         std::thread::sleep(gap);
     }
