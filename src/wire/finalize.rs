@@ -73,7 +73,8 @@ fn scan(msg: &[u8]) -> Option<Scan> {
 ///
 /// A reply that fits is left byte-identical apart from the OPT handling;
 /// no compression is attempted. Bytes after the last counted record are
-/// dropped whenever the reply is modified. A reply that does not parse
+/// dropped whenever the reply is modified or longer than `max_size` (they
+/// alone may be what makes it longer). A reply that does not parse
 /// (not produced by [`MessageWriter`](super::MessageWriter)) is left alone.
 /// Never allocates when `reply` has room for the OPT.
 pub fn finalize(reply: &mut Vec<u8>, query: &Query<'_>, max_size: usize) {
@@ -86,10 +87,15 @@ pub fn finalize(reply: &mut Vec<u8>, query: &Query<'_>, max_size: usize) {
     let Some(s) = scan(reply) else { return };
     let opt = match query.opt() {
         None => {
-            if s.end <= limit || s.has_tsig {
+            if s.has_tsig {
                 return;
             }
+            // Bytes after the last counted record (an upstream's reply may carry them) go
+            // first: they alone can make a reply whose records fit longer than the limit.
             reply.truncate(s.end);
+            if s.end <= limit {
+                return;
+            }
             s.opt
         }
         Some(q) => {
@@ -608,6 +614,19 @@ mod tests {
             records(&out).unwrap().last().unwrap().unwrap().range.end,
             out.len()
         );
+    }
+
+    #[test]
+    fn trailing_bytes_past_the_limit_are_dropped() {
+        let p = query(None);
+        let q = Query::parse(&p).unwrap();
+        let mut out = Vec::new();
+        reply_with_a(&q, &mut out, 2);
+        let records_end = out.len();
+        out.resize(600, 0);
+        finalize(&mut out, &q, q.udp_reply_size());
+        assert_eq!(out.len(), records_end, "only the counted records are left");
+        assert_eq!(get_u16(&out, 2) & flags::TC, 0, "nothing was cut");
     }
 
     #[test]
