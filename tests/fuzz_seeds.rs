@@ -158,12 +158,15 @@ fn query_seeds() -> Vec<(String, Vec<u8>)> {
     ];
     let mut seeds = Vec::new();
     for (n, p) in packets {
-        // shape bytes: few answers over UDP; many with TXT, NS and glue, a plugin's OPT
-        for (tag, shape) in [
-            ("small", [2u8, 0x10]),
-            ("big", [0x80 | 40, 0x2f]),
-            ("tcp", [0x40 | 60, 0xbf]),
-        ] {
+        // shape bytes: few answers over UDP; many with TXT, NS and glue, a plugin's OPT;
+        // bytes after the last record
+        let shapes = [
+            ("small", [2u8, 0x10, 0]),
+            ("big", [0x80 | 40, 0x2f, 0]),
+            ("tcp", [0x40 | 60, 0xbf, 0]),
+            ("trailing", [12, 0x13, 200]),
+        ];
+        for (tag, shape) in shapes {
             let mut d = shape.to_vec();
             d.extend_from_slice(&p);
             seeds.push((format!("{n}-{tag}"), d));

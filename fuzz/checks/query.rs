@@ -2,8 +2,9 @@
 //! reject reply, the BADVERS reply, or a reply built with `MessageWriter` and cut to the
 //! client's size by `finalize` (and `fit`) — with the promises of `src/wire` asserted.
 //!
-//! Input: two shape bytes (how many records of which kinds the reply gets, UDP or TCP),
-//! then the datagram.
+//! Input: three shape bytes (how many records of which kinds the reply gets, UDP or TCP,
+//! how many bytes follow its last record, as an upstream's reply may carry), then the
+//! datagram.
 
 use ringdns::wire::{
     MIN_UDP_SIZE, MessageWriter, Owner, Query, Section, badvers_reply, class, finalize, fit, flags,
@@ -19,10 +20,11 @@ struct Shape {
     authority: u8,
     tsig: bool,
     extended_rcode: bool,
+    trailing: usize,
 }
 
 impl Shape {
-    fn new(a: u8, b: u8) -> Shape {
+    fn new(a: u8, b: u8, c: u8) -> Shape {
         Shape {
             answers: a & 0x3f,
             tcp: a & 0x40 != 0,
@@ -31,6 +33,7 @@ impl Shape {
             authority: (b >> 4) & 0x03,
             tsig: b & 0x40 != 0,
             extended_rcode: b & 0x80 != 0,
+            trailing: usize::from(c) * 2,
         }
     }
 }
@@ -38,8 +41,8 @@ impl Shape {
 /// Runs one input; panics when a promise of the wire module is broken.
 pub fn check(data: &[u8]) {
     let (shape, packet) = match data {
-        [a, b, rest @ ..] => (Shape::new(*a, *b), rest),
-        _ => (Shape::new(0, 0), data),
+        [a, b, c, rest @ ..] => (Shape::new(*a, *b, *c), rest),
+        _ => (Shape::new(0, 0, 0), data),
     };
     match Query::parse(packet) {
         Ok(q) => parsed(&q, &shape),
@@ -51,9 +54,18 @@ fn get_u16(b: &[u8], off: usize) -> u16 {
     u16::from_be_bytes([b[off], b[off + 1]])
 }
 
-/// Every record of `msg` (which must walk cleanly to its last byte): section, type, bytes
-/// and the length of its owner there.
-fn walk(msg: &[u8]) -> Vec<(Section, u16, Vec<u8>, usize)> {
+/// A record as [`walk`] gives it: section, type, bytes and the length of its owner there.
+type Rec = (Section, u16, Vec<u8>, usize);
+
+/// Every record of `msg`, which must walk cleanly to its last byte.
+fn walk(msg: &[u8]) -> Vec<Rec> {
+    let (recs, end) = walk_to(msg);
+    assert_eq!(end, msg.len(), "bytes after the last counted record");
+    recs
+}
+
+/// Every record of `msg`, which must walk cleanly, and where the last one ends.
+fn walk_to(msg: &[u8]) -> (Vec<Rec>, usize) {
     let it = records(msg).expect("reply walks");
     let mut out = Vec::new();
     let mut end = it.question_end();
@@ -67,8 +79,7 @@ fn walk(msg: &[u8]) -> Vec<(Section, u16, Vec<u8>, usize)> {
             r.owner.len(),
         ));
     }
-    assert_eq!(end, msg.len(), "bytes after the last counted record");
-    out
+    (out, end)
 }
 
 fn rejected(packet: &[u8], rcode: Option<u8>) {
@@ -107,12 +118,17 @@ fn parsed(q: &Query<'_>, shape: &Shape) {
     let mut out = Vec::new();
     build_reply(q, shape, &mut out);
     let before = walk(&out);
+    out.resize(out.len() + shape.trailing, 0xee);
+    let built = out.clone();
     out.reserve(out.len() + q.packet().len() + 64);
     let buffer = (out.as_ptr(), out.capacity());
     let max = q.max_reply_size(shape.tcp);
     finalize(&mut out, q, max);
     assert_eq!((out.as_ptr(), out.capacity()), buffer, "finalize allocated");
     finalized(q, shape, max, &before, &out);
+    if out != built {
+        walk(&out);
+    }
 
     let mut again = out.clone();
     finalize(&mut again, q, max);
@@ -125,7 +141,11 @@ fn parsed(q: &Query<'_>, shape: &Shape) {
             "fit said yes to {} bytes",
             cut.len()
         );
-        walk(&cut);
+        if cut == out {
+            walk_to(&cut);
+        } else {
+            walk(&cut);
+        }
     } else {
         assert!(cut.len() > MIN_UDP_SIZE);
     }
@@ -207,20 +227,14 @@ fn build_reply(q: &Query<'_>, shape: &Shape, out: &mut Vec<u8>) {
 }
 
 /// What `finalize` promises about `out`, made from a reply whose records were `before`.
-fn finalized(
-    q: &Query<'_>,
-    shape: &Shape,
-    max: usize,
-    before: &[(Section, u16, Vec<u8>, usize)],
-    out: &[u8],
-) {
-    let after = walk(out);
+fn finalized(q: &Query<'_>, shape: &Shape, max: usize, before: &[Rec], out: &[u8]) {
+    let (after, _) = walk_to(out);
     assert_eq!(out[0..2], q.id().to_be_bytes(), "ID is the query's");
     assert_ne!(get_u16(out, 2) & flags::QR, 0, "QR set");
     let qname = q.qname_bytes();
     assert_eq!(&out[12..12 + qname.len()], qname, "question echoed");
 
-    let is_opt = |r: &&(Section, u16, Vec<u8>, usize)| r.1 == rtype::OPT;
+    let is_opt = |r: &&Rec| r.1 == rtype::OPT;
     let kept: Vec<_> = after.iter().filter(|r| !is_opt(r)).collect();
     let all: Vec<_> = before.iter().filter(|r| !is_opt(r)).collect();
     assert!(kept.len() <= all.len());
