@@ -212,8 +212,10 @@ pub fn build(
     for rr in walk {
         let rr = rr.map_err(|_| Skip::Rule)?;
         if rr.rtype == OPT {
-            if reply[rr.ttl_offset] != 0 {
-                return Err(Skip::Rule); // an extended rcode: not cacheable
+            // Only the additional section's OPT is EDNS (RFC 6891 §6.1.1); one elsewhere makes
+            // the reply malformed, and removing it would leave that section's count wrong.
+            if rr.section != Section::Additional || reply[rr.ttl_offset] != 0 {
+                return Err(Skip::Rule); // misplaced, or an extended rcode: not cacheable
             }
             opt = Some(rr.range.clone());
             continue;
@@ -349,6 +351,47 @@ pub fn write_hit(e: &Entry, q: &Query<'_>, out: &mut Vec<u8>, ttl: impl Fn(u32) 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_opt_outside_the_additional_section_is_not_stored() {
+        let query = b"\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00\x01a\x00\x00\x01\x00\x01";
+        let q = Query::parse(query).unwrap();
+        let cfg = super::super::setup::parse(
+            &mut crate::corefile::Dispenser::new(&[]),
+            &crate::plugin::BlockSetup::default(),
+        )
+        .unwrap();
+        let build_from = |counts: [u8; 3]| {
+            let mut reply = query.to_vec();
+            reply[2] = 0x81;
+            reply[3] = 0x80;
+            reply[7] = counts[0];
+            reply[9] = counts[1];
+            reply[11] = counts[2];
+            // A 192.0.2.1 for the question's name, then an OPT
+            reply.extend_from_slice(
+                b"\xC0\x0C\x00\x01\x00\x01\x00\x00\x01\x2C\x00\x04\xC0\x00\x02\x01",
+            );
+            reply.extend_from_slice(b"\x00\x00\x29\x04\xD0\x00\x00\x80\x00\x00\x00");
+            build(&mut reply, &q, b"\x01a\x00", &cfg, &[], &[], Instant::now())
+                .map(|e| e.reply().len())
+        };
+        assert_eq!(
+            build_from([1, 0, 1]),
+            Ok(query.len() + 16),
+            "the OPT is not stored"
+        );
+        assert_eq!(
+            build_from([1, 1, 0]).err(),
+            Some(Skip::Rule),
+            "an OPT in authority"
+        );
+        assert_eq!(
+            build_from([2, 0, 0]).err(),
+            Some(Skip::Rule),
+            "an OPT in the answer"
+        );
+    }
 
     #[test]
     fn one_allocation_gives_back_the_name_reply_and_offsets() {
