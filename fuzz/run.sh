@@ -45,8 +45,12 @@ for t in "${targets[@]}"; do
     # stdout and stderr of the code under test are closed (setup warnings would flood the
     # log); libFuzzer keeps its own report. On a crash the input is run once more with
     # them open, to show the panic message.
+    dict=()
+    if [ -f "$t.dict" ]; then
+        dict=(-dict="$t.dict")
+    fi
     if ! "${isolate[@]}" cargo +nightly fuzz run "$t" "$scratch/$t" "corpus/$t" -- \
-        -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 -max_len=4096 \
+        "${dict[@]}" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 -max_len=4096 \
         -print_final_stats=1 -close_fd_mask=3; then
         crash="$(ls -t "artifacts/$t"/* 2>/dev/null | head -1)"
         if [ -n "$crash" ]; then

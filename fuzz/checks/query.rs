@@ -7,8 +7,8 @@
 //! datagram.
 
 use ringdns::wire::{
-    MIN_UDP_SIZE, MessageWriter, Owner, Query, Section, badvers_reply, class, finalize, fit, flags,
-    records, reject_reply, rtype,
+    EdnsOptions, MIN_UDP_SIZE, MessageWriter, Owner, Query, Section, badvers_reply, class,
+    finalize, fit, flags, records, reject_reply, rtype,
 };
 
 /// What the reply holds, decoded from the two shape bytes.
@@ -44,6 +44,8 @@ pub fn check(data: &[u8]) {
         [a, b, c, rest @ ..] => (Shape::new(*a, *b, *c), rest),
         _ => (Shape::new(0, 0, 0), data),
     };
+    // Option bytes as a reply's OPT may hold them: the walk stops at the first bad one.
+    let _ = EdnsOptions::new(packet).count();
     match Query::parse(packet) {
         Ok(q) => parsed(&q, &shape),
         Err(reject) => rejected(packet, reject.rcode()),
