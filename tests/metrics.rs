@@ -515,3 +515,44 @@ fn datagrams_the_kernel_drops_on_a_full_socket_are_counted() {
         "{drops} dropped, {taken} received"
     );
 }
+
+#[test]
+fn the_process_families_of_coredns_dashboards_describe_the_server() {
+    let hp = free_port();
+    let h = hp.port;
+    let before = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64();
+    let s = Server::start(move |p| format!(".:{p} {{\n prometheus 127.0.0.1:{h}\n whoami\n}}\n"));
+    let page = common::metrics::scrape(h);
+    let value =
+        |name| common::metrics::value(&page, name, &[]).unwrap_or_else(|| panic!("{name}\n{page}"));
+    // The server's own figures, not the test's: its RSS as /proc tells it, its start.
+    let status = std::fs::read_to_string(format!("/proc/{}/status", s.pid())).unwrap();
+    let rss_kib: f64 = status
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .unwrap()
+        .parse()
+        .unwrap();
+    let rss = value("process_resident_memory_bytes");
+    assert!(
+        (rss / 1024.0 - rss_kib).abs() < rss_kib / 2.0,
+        "{rss} bytes against {rss_kib} KiB"
+    );
+    let start = value("process_start_time_seconds");
+    assert!(
+        start >= before - 2.0 && start <= before + 30.0,
+        "{start} vs {before}"
+    );
+    assert!(value("process_open_fds") >= 5.0, "sockets, rings, the log");
+    assert!(value("process_max_fds") >= value("process_open_fds"));
+    assert!(value("process_virtual_memory_bytes") > rss);
+    assert!(value("process_cpu_seconds_total") >= 0.0);
+    assert!(
+        page.contains("# TYPE process_cpu_seconds_total counter"),
+        "{page}"
+    );
+}

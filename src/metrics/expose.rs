@@ -33,8 +33,9 @@ static BUILD_INFO: Desc = Desc {
     labels: &["version", "revision", "goversion"],
 };
 
-/// The process-wide families: panics and build information.
+/// The process-wide families: panics, build information, and `process_*`.
 fn process(out: &mut Sink) {
+    super::process::collect(out);
     out.counter(&PANICS_DESC, &[], PANICS.load(Ordering::Relaxed));
     out.add(
         &BUILD_INFO,

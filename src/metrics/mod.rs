@@ -19,6 +19,7 @@ pub mod registry;
 pub use family::{Desc, Kind, Sample, Sink};
 pub use registry::{Export, Source};
 
+pub mod process;
 pub mod reload;
 pub mod tcp;
 pub mod udp;
