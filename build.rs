@@ -181,15 +181,56 @@ fn main() {
     }
     writeln!(g, "    {expr}\n}}").unwrap();
 
-    // For `coredns_build_info`: the compiler in the `goversion` label; the revision comes
-    // from RINGDNS_REVISION when the build sets it.
+    // For `-version` and `coredns_build_info`: the compiler (the `goversion` label) and the
+    // commit built, from RINGDNS_REVISION when the build sets it (a build from a tarball),
+    // else from git when the tree is a checkout.
     let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
     if let Ok(out) = std::process::Command::new(rustc).arg("-V").output() {
         let v = String::from_utf8_lossy(&out.stdout);
         println!("cargo::rustc-env=RINGDNS_RUSTC={}", v.trim());
     }
     println!("cargo::rerun-if-env-changed=RINGDNS_REVISION");
+    if std::env::var_os("RINGDNS_REVISION").is_none()
+        && let Some(rev) = git_revision(&root)
+    {
+        println!("cargo::rustc-env=RINGDNS_REVISION={rev}");
+    }
 
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("chain.rs");
     std::fs::write(out, g).expect("write chain.rs");
+}
+
+/// The short hash of the commit checked out at `root`, with `-dirty` when tracked files
+/// differ from it; `None` outside a git checkout or without git. Asks cargo to run this
+/// again when HEAD moves (a checkout, a commit: HEAD, the branch's ref, packed refs).
+fn git_revision(root: &Path) -> Option<String> {
+    let git = |args: &[&str]| -> Option<String> {
+        let out = std::process::Command::new("git")
+            .arg("-C")
+            .arg(root)
+            .args(args)
+            .output()
+            .ok()?;
+        out.status
+            .success()
+            .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+    };
+    let git_dir = PathBuf::from(git(&["rev-parse", "--absolute-git-dir"])?);
+    println!("cargo::rerun-if-changed={}", git_dir.join("HEAD").display());
+    println!(
+        "cargo::rerun-if-changed={}",
+        git_dir.join("packed-refs").display()
+    );
+    if let Some(branch) = git(&["symbolic-ref", "-q", "HEAD"]) {
+        let common = git(&["rev-parse", "--git-common-dir"]).map(PathBuf::from);
+        let common = common.map(|c| if c.is_absolute() { c } else { root.join(c) });
+        println!(
+            "cargo::rerun-if-changed={}",
+            common.unwrap_or(git_dir).join(branch).display()
+        );
+    }
+    let rev = git(&["rev-parse", "--short=7", "HEAD"])?;
+    let dirty =
+        git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
+    Some(if dirty { format!("{rev}-dirty") } else { rev })
 }

@@ -58,8 +58,11 @@ fn normalize_args(args: impl Iterator<Item = String>) -> Vec<String> {
 fn main() -> ExitCode {
     let cli = Cli::parse_from(normalize_args(std::env::args()));
     if cli.version {
+        // As CoreDNS: `CoreDNS-1.11.1` then `linux/amd64, go1.20.7, ae2bbc2`.
         println!("ringdns-{}", ringdns::VERSION);
-        println!("linux/{}", std::env::consts::ARCH);
+        let rustc = option_env!("RINGDNS_RUSTC").unwrap_or("rustc");
+        let revision = option_env!("RINGDNS_REVISION").unwrap_or("unknown");
+        println!("linux/{}, {rustc}, {revision}", std::env::consts::ARCH);
         return ExitCode::SUCCESS;
     }
     if cli.plugins {

@@ -41,6 +41,35 @@ fn version_prints_and_exits() {
 }
 
 #[test]
+fn version_names_the_compiler_and_the_commit_built_as_coredns_does() {
+    let out = Command::new(binary()).arg("-version").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let second = text.lines().nth(1).unwrap_or_default();
+    // CoreDNS: `linux/amd64, go1.20.7, ae2bbc2`.
+    let fields: Vec<&str> = second.split(", ").collect();
+    assert_eq!(fields.len(), 3, "{text}");
+    assert!(fields[0].starts_with("linux/"), "{text}");
+    assert!(fields[1].starts_with("rustc 1."), "{text}");
+    // Built from this checkout: its commit (when git is there to say which).
+    let head = Command::new("git")
+        .args([
+            "-C",
+            env!("CARGO_MANIFEST_DIR"),
+            "rev-parse",
+            "--short=7",
+            "HEAD",
+        ])
+        .output();
+    match head {
+        Ok(h) if h.status.success() => {
+            let head = String::from_utf8_lossy(&h.stdout).trim().to_string();
+            assert!(fields[2].starts_with(&head), "{text} (HEAD is {head})");
+        }
+        _ => eprintln!("skipped the commit check: no git checkout"),
+    }
+}
+
+#[test]
 fn extra_arguments_are_an_error() {
     let out = Command::new(binary())
         .args(["-conf", "x", "extra"])
