@@ -8,6 +8,7 @@
 #![recursion_limit = "512"]
 
 pub mod chain;
+pub mod cli;
 pub mod config;
 pub mod corefile;
 pub mod logging;

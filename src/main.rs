@@ -3,57 +3,12 @@
 
 use clap::Parser;
 use mimalloc::MiMalloc;
+use ringdns::cli::{Cli, normalize_args};
 use ringdns::{chain, config, runtime};
 use std::process::ExitCode;
 
 #[global_allocator]
 static GLOBAL: MiMalloc = MiMalloc;
-
-/// A CoreDNS-compatible DNS server, thread-per-core.
-#[derive(Parser, Debug)]
-#[command(name = "ringdns", disable_version_flag = true)]
-struct Cli {
-    /// Corefile to load (`stdin` reads it from standard input). Default: ./Corefile, else
-    /// the built-in `.:53 { whoami log }`.
-    #[arg(long = "conf", value_name = "FILE")]
-    conf: Option<String>,
-    /// Default port for server blocks without one.
-    #[arg(
-        long = "dns.port",
-        short = 'p',
-        value_name = "PORT",
-        default_value_t = 53
-    )]
-    dns_port: u16,
-    /// List the compiled plugins in chain order and exit.
-    #[arg(long = "plugins")]
-    plugins: bool,
-    /// Print the version and exit.
-    #[arg(long = "version")]
-    version: bool,
-    /// Do not print the start-up banner.
-    #[arg(long = "quiet")]
-    quiet: bool,
-    /// Write the process ID to FILE while running.
-    #[arg(long = "pidfile", value_name = "FILE")]
-    pidfile: Option<String>,
-}
-
-/// CoreDNS spells long flags with one dash (`-conf`); clap wants two. Rewrite the known ones.
-fn normalize_args(args: impl Iterator<Item = String>) -> Vec<String> {
-    const LONG: [&str; 6] = ["conf", "dns.port", "plugins", "version", "quiet", "pidfile"];
-    args.enumerate()
-        .map(|(i, a)| {
-            if i > 0 && a.starts_with('-') && !a.starts_with("--") {
-                let name = a[1..].split('=').next().unwrap_or("");
-                if LONG.contains(&name) {
-                    return format!("-{a}");
-                }
-            }
-            a
-        })
-        .collect()
-}
 
 fn main() -> ExitCode {
     let cli = Cli::parse_from(normalize_args(std::env::args()));

@@ -619,3 +619,33 @@ fn a_listener_that_cannot_be_bound_names_the_line_of_its_block() {
         "{err}"
     );
 }
+
+#[test]
+fn the_systemd_unit_reloads_with_sigusr1_and_runs_what_make_install_installs() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let unit = std::fs::read_to_string(format!("{root}/tuning/ringdns.service")).unwrap();
+    let make = std::fs::read_to_string(format!("{root}/Makefile")).unwrap();
+    // As CoreDNS's unit: `systemctl reload` sends SIGUSR1.
+    assert!(
+        unit.contains("\nExecReload=/bin/kill -SIGUSR1 $MAINPID\n"),
+        "{unit}"
+    );
+    let exec = unit
+        .lines()
+        .find_map(|l| l.strip_prefix("ExecStart="))
+        .unwrap();
+    assert!(
+        exec.starts_with("/usr/local/bin/ringdns -conf /etc/ringdns/Corefile "),
+        "{exec}"
+    );
+    // make install's defaults put the binary and the Corefile there, and the unit too.
+    for line in [
+        "PREFIX ?= /usr/local",
+        "SYSCONFDIR ?= /etc",
+        "install -D -m 755 target/release/ringdns $(DESTDIR)$(PREFIX)/bin/ringdns",
+        "$(DESTDIR)$(SYSCONFDIR)/ringdns/Corefile",
+        "install -D -m 644 tuning/ringdns.service $(DESTDIR)$(UNITDIR)/ringdns.service",
+    ] {
+        assert!(make.contains(line), "Makefile lacks {line}");
+    }
+}
