@@ -1,6 +1,6 @@
 //! ringdns: a CoreDNS-compatible DNS server built for speed on Linux bare metal.
 //!
-//! The layout and the floors (which module may use which) are in DESIGN.md; in short:
+//! The layout and the floors (which module may use which) are in ARCHITECTURE.md; in short:
 //! `runtime` uses `config`, `chain`, `wire`; `config` uses `chain` and `corefile`; the
 //! generated `chain` uses the plugins; plugins use `plugin`, `wire`; `plugin` uses `wire`
 //! and `corefile`; `wire`, `corefile` and `logging` use nothing of ours.

@@ -1,4 +1,4 @@
-//! The query path allocates nothing (DESIGN.md, The hot path): a counting global allocator
+//! The query path allocates nothing (ARCHITECTURE.md, Hot-path rules): a counting global allocator
 //! around `System` watches `Query::parse`, the router and `serve_inline` over a real
 //! configuration built as main.rs builds it.
 //!

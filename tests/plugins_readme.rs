@@ -1,4 +1,4 @@
-//! "Every Corefile in a plugin README's Examples starts in a test" (DESIGN.md, Tests).
+//! "Every Corefile in a plugin README's Examples starts in a test" (ARCHITECTURE.md, Tests).
 //!
 //! Every `~~~ corefile` block of every `plugins/*/README.md`'s `## Examples` section is
 //! started with the real binary, port 1053 replaced by a free port, and must answer a UDP

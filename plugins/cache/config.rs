@@ -1,4 +1,4 @@
-//! What a `cache` block configures (reference §3.2). Filled by setup.rs, read by every core.
+//! What a `cache` block configures (CoreDNS's `plugin/cache/setup.go`). Filled by setup.rs, read by every core.
 
 use std::time::Duration;
 

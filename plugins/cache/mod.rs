@@ -1,5 +1,5 @@
 //! cache: a per-core packet cache in front of the rest of the chain, as CoreDNS's cache
-//! (reference §3.2) but kept as wire bytes: a hit copies the stored reply into the send
+//! (`plugin/cache`) but kept as wire bytes: a hit copies the stored reply into the send
 //! buffer and patches ID, question case and TTLs in place, allocating nothing.
 
 mod config;

@@ -1,4 +1,4 @@
-//! Parsing of the `cache` directive (reference §3.2), mirroring CoreDNS's
+//! Parsing of the `cache` directive, mirroring CoreDNS's
 //! `plugin/cache/setup.go`: the same syntax, defaults, checks and error texts, plus ringdns's
 //! `max_bytes`. Every error is a Corefile error at the token it is about, its message prefixed
 //! `plugin/cache: ` as CoreDNS prefixes plugin errors.

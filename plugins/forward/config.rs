@@ -1,4 +1,4 @@
-//! What one `forward` line of the Corefile configures (reference §3.1). Filled by setup.rs,
+//! What one `forward` line of the Corefile configures (CoreDNS's `plugin/forward`). Filled by setup.rs,
 //! read by every core.
 
 use std::net::{IpAddr, SocketAddr};

@@ -1,6 +1,6 @@
 //! Forward's per-core counters, kept in the metrics registry (so a rebuilt instance counts
 //! on) and summed at scrape time under CoreDNS's `coredns_proxy_*` and `coredns_forward_*`
-//! names (reference §3.1), plus the families CoreDNS 1.10 and older exported per upstream.
+//! names (`plugin/forward/metrics.go`), plus the families CoreDNS 1.10 and older exported per upstream.
 
 use crate::metrics::dns::{RCODE_SLOTS, rcode_label};
 use crate::metrics::{Counter, DURATION_BUCKETS, Desc, Export, Histogram, Kind, Sink};

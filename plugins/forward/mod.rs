@@ -1,4 +1,4 @@
-//! forward: sends queries to upstream resolvers, as CoreDNS's forward (reference §3.1), per
+//! forward: sends queries to upstream resolvers, as CoreDNS's `plugin/forward`, per
 //! core: each core has its own UDP sockets and pipelined TCP/TLS connections per upstream;
 //! health is shared by all cores through atomics.
 

@@ -1,4 +1,4 @@
-//! Parsing of the `forward` directive (reference §3.1), mirroring CoreDNS's
+//! Parsing of the `forward` directive, mirroring CoreDNS's
 //! `plugin/forward/setup.go`, `plugin/pkg/parse/host.go` and `plugin/pkg/tls`: the same
 //! syntax, defaults, checks and error texts. Every error is a Corefile error at the token it
 //! is about, its message prefixed `plugin/forward: ` as CoreDNS prefixes plugin errors.

@@ -1,5 +1,5 @@
 //! prometheus (CoreDNS's `metrics` package): counts every query its block serves under
-//! CoreDNS's `coredns_dns_*` names and has `/metrics` served (reference §3.9).
+//! CoreDNS's `coredns_dns_*` names and has `/metrics` served (`plugin/metrics`).
 //!
 //! Counting is per core into counters the registry handed out at build time, one set per
 //! (server, zone) of the block, with every query-dependent label an array index: no lock,

@@ -1,4 +1,4 @@
-//! CoreDNS's server families (`coredns_dns_*`, reference §3.9), counted per core for one
+//! CoreDNS's server families (`coredns_dns_*`, `plugin/metrics/vars`), counted per core for one
 //! (server, zone) pair: by the `prometheus` plugin for the queries its block serves, and by
 //! the runtime for the queries refused before any block (zone `dropped`).
 //!

@@ -1,4 +1,4 @@
-//! CoreDNS's `fallthrough [ZONES...]` (reference §2.5), shared by authoritative plugins.
+//! CoreDNS's `fallthrough [ZONES...]` (`plugin/pkg/fall`), shared by authoritative plugins.
 
 use crate::wire::{Name, name_to_wire};
 

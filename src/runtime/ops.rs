@@ -4,7 +4,8 @@
 //! on that address.
 //!
 //! Reloads change them in two steps, so that no reload ever closes a port it keeps
-//! (CoreDNS's "address already in use" on reload, reference §6 item 9): [`Ops::stage`] opens
+//! (CoreDNS can fail a reload with `bind: address already in use` for its health and
+//! prometheus ports, coredns/coredns#1604): [`Ops::stage`] opens
 //! the addresses the new configuration adds (a port that cannot be bound fails the reload
 //! with nothing changed), then [`Ops::commit`] starts them, hands each kept address its new
 //! set of paths, and closes the addresses no longer wanted. An address kept across a reload

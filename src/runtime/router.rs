@@ -1,5 +1,6 @@
 //! Picks the server block for a query on one listener: the longest configured zone that is a
-//! suffix of the query name, `.` as the fallback, the highest match for DS (reference §1.4).
+//! suffix of the query name, `.` as the fallback, the highest match for DS (CoreDNS's
+//! `core/dnsserver/server.go`, `ServeDNS`).
 
 use crate::config::Route;
 use crate::wire::rtype::DS;
