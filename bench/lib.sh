@@ -197,10 +197,11 @@ srv_ringdns_whoami_base_cmd() {
 # authoritative for bench.test. (fwd_zone). Caches are off or as cold as the server allows,
 # and the query file holds each name once, so every query goes upstream.
 
-# fwd_zone N: the bench.test. zone on stdout: hI A for I < N, then as in performance.md §8
-# 20k AAAA, 10k CNAME, 10k TXT, 5k MX; ready.bench.test (the readiness probe, never in a query
-# file), and a wildcard A that answers every other name directly under bench.test., so that a
-# run can ask millions of distinct names (hI for I >= N too) while NSD keeps a §8-sized zone.
+# fwd_zone N: the bench.test. zone on stdout: hI A for I < N, then 20k AAAA, 10k CNAME, 10k
+# TXT, 5k MX (the zone of bench/README.md's forward workload); ready.bench.test (the readiness
+# probe, never in a query file), and a wildcard A that answers every other name directly under
+# bench.test., so that a run can ask millions of distinct names (hI for I >= N too) while NSD
+# keeps a zone of that size.
 fwd_zone() {
   awk -v n="$1" 'BEGIN {
     print "$ORIGIN bench.test."
