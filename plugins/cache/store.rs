@@ -4,29 +4,10 @@
 //! it.
 
 use super::entry::Entry;
+use crate::plugin::prehashed::Prehashed;
 use crate::wire::Name;
 use hashlink::LinkedHashMap;
-use std::hash::{BuildHasherDefault, Hasher};
-
-/// The key is already a hash: the map uses it as is.
-#[derive(Default)]
-pub struct KeyHasher(u64);
-
-impl Hasher for KeyHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 << 8) | u64::from(b);
-        }
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n;
-    }
-}
+use std::hash::Hasher;
 
 /// An entry and whether a hit used it since it last reached the cold end.
 struct Held {
@@ -35,7 +16,7 @@ struct Held {
 }
 
 /// Insertion order, oldest (the cold end) first.
-type Map = LinkedHashMap<u64, Held, BuildHasherDefault<KeyHasher>>;
+type Map = LinkedHashMap<u64, Held, Prehashed>;
 
 /// Marked entries at the cold end passed over (moved to the warm end, unmarked) for each
 /// one evicted, at most: an insert's work stays bounded however many are marked.
@@ -87,7 +68,7 @@ impl Cache {
     /// An empty cache of at most `max_entries` entries and `max_bytes` bytes.
     pub fn new(max_entries: usize, max_bytes: usize) -> Self {
         Cache {
-            map: LinkedHashMap::with_hasher(BuildHasherDefault::default()),
+            map: LinkedHashMap::with_hasher(Prehashed::default()),
             bytes: 0,
             max_entries: max_entries.max(1),
             max_bytes,

@@ -9,8 +9,8 @@
 //! replacing an account allocates nothing.
 
 use super::account::{Account, Debit, Rate};
+use crate::plugin::prehashed::Prehashed;
 use std::collections::{HashMap, VecDeque};
-use std::hash::{BuildHasherDefault, Hasher};
 
 /// Accounts at the front of the ring (oldest first) looked at for an evictable one, at
 /// most, per new category in a full table: an insert's work stays bounded. An account still
@@ -20,27 +20,7 @@ const EVICTION_TRIES: usize = 8;
 /// Room reserved at the start; beyond it the map and the ring grow on demand.
 const INITIAL: usize = 4096;
 
-/// The keys are already seeded hashes: the map uses them as they are.
-#[derive(Default)]
-pub struct KeyHasher(u64);
-
-impl Hasher for KeyHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 << 8) | u64::from(b);
-        }
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n;
-    }
-}
-
-type Keys = BuildHasherDefault<KeyHasher>;
+type Keys = Prehashed;
 
 /// One core's bounded table of accounts.
 pub struct Table {

@@ -8,6 +8,7 @@ pub mod clock;
 pub mod duration;
 mod fallthrough;
 pub mod normalize;
+pub mod prehashed;
 pub mod quote;
 pub mod readiness;
 mod request;
