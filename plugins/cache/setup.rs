@@ -45,14 +45,9 @@ const MIN_MAX_BYTES: usize = 64 << 10;
 /// Parses the block's `cache` directive (once per block: a second `cache` line is CoreDNS's
 /// "this plugin can only be used once per Server Block" error).
 pub fn parse(d: &mut Dispenser<'_>, block: &BlockSetup) -> Result<CacheConfig, Error> {
-    let mut out = None;
+    let (mut out, mut seen) = (None, false);
     while d.next() {
-        if out.is_some() {
-            return Err(fail(
-                d,
-                "this plugin can only be used once per Server Block",
-            ));
-        }
+        crate::plugin::once_per_block_of(d, "cache", &mut seen)?;
         out = Some(parse_stanza(d, block)?);
     }
     Ok(out.unwrap_or_else(|| defaults(block.zones.clone())))

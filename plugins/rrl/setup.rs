@@ -116,15 +116,9 @@ fn prefix_length(d: &mut Dispenser<'_>, max: i64) -> Result<u8, Error> {
 
 /// Parses the block's `rrl` directive.
 pub fn parse(d: &mut Dispenser<'_>, block: &BlockSetup) -> Result<Config, Error> {
-    let mut out = None;
+    let (mut out, mut seen) = (None, false);
     while d.next() {
-        // ringdns: coredns/rrl reads the first `rrl` of a block and ignores any other.
-        if out.is_some() {
-            return Err(fail(
-                d,
-                "this plugin can only be used once per Server Block",
-            ));
-        }
+        crate::plugin::once_per_block_of(d, "rrl", &mut seen)?;
         out = Some(parse_stanza(d, block)?);
     }
     Ok(out.unwrap_or_else(|| Config::defaults(block.zones.clone())))

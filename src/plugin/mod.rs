@@ -95,6 +95,15 @@ pub fn once_per_block(d: &Dispenser<'_>, seen: &mut bool) -> Result<(), Error> {
     Ok(())
 }
 
+/// [`once_per_block`] for setups whose errors CoreDNS wraps in `plugin.Error(name, …)`:
+/// the message reads `plugin/NAME: this plugin can only be used once per Server Block`.
+pub fn once_per_block_of(d: &Dispenser<'_>, name: &str, seen: &mut bool) -> Result<(), Error> {
+    if std::mem::replace(seen, true) {
+        return Err(d.plugin_err(name, "this plugin can only be used once per Server Block"));
+    }
+    Ok(())
+}
+
 /// Calls `next`, or fails as CoreDNS's `NextOrFailure` does when nothing follows `name` in
 /// the chain: SERVFAIL with `plugin/NAME: no next plugin found`.
 pub async fn next_or_failure<N: Handler>(
