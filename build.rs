@@ -1,30 +1,20 @@
-//! Reads plugin.cfg and generates the plugin module table and the one concrete chain type
-//! (`$OUT_DIR/chain.rs`, included by src/chain.rs). Keeping the order in plugin.cfg, as
-//! CoreDNS does, while the compiler still sees the whole chain with no `dyn`.
+//! Reads plugin.cfg and writes `$OUT_DIR/chain.rs`: one `chain!` invocation listing each
+//! line's directive and the crate that provides it, in plugin.cfg order. The macro (in
+//! src/chain.rs, ordinary Rust) builds the chain type and its setup from that list; this
+//! script only resolves names, as CoreDNS's directives_generate.go does.
 
 use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-struct Entry {
+/// One plugin.cfg line: its number, the directive, and the `module` part.
+struct Line {
+    number: usize,
     directive: String,
     module: String,
 }
 
-fn camel(module: &str) -> String {
-    module
-        .split('_')
-        .map(|part| {
-            let mut c = part.chars();
-            match c.next() {
-                Some(f) => f.to_ascii_uppercase().to_string() + c.as_str(),
-                None => String::new(),
-            }
-        })
-        .collect()
-}
-
-fn read_cfg(path: &Path) -> Vec<Entry> {
+fn read_cfg(path: &Path) -> Vec<Line> {
     let text = std::fs::read_to_string(path).expect("read plugin.cfg");
     let mut seen = HashSet::new();
     let mut out = Vec::new();
@@ -43,143 +33,85 @@ fn read_cfg(path: &Path) -> Vec<Entry> {
         if !seen.insert(directive.clone()) {
             panic!("plugin.cfg:{}: duplicate plugin '{directive}'", i + 1);
         }
-        out.push(Entry { directive, module });
+        out.push(Line {
+            number: i + 1,
+            directive,
+            module,
+        });
     }
     out
 }
 
-/// Whether the plugin's folder defines a `fn build(`. One that does not keeps the default
-/// `Plugin::build`, which gives `None`: it only configures the block (root, bind, ready, ...)
-/// and never has an instance in the chain, so the chain type leaves it out instead of
-/// carrying an always-empty link that every query would pass at every poll. A stray match
-/// (a helper named `build`) only keeps a link, which is harmless.
-fn builds_instances(dir: &Path) -> bool {
-    let Ok(files) = std::fs::read_dir(dir) else {
-        return true;
+/// This package's dependencies: (the name code uses, with `-` as `_`; the package name).
+fn dependencies(manifest: &Path) -> Vec<(String, String)> {
+    let text = std::fs::read_to_string(manifest).expect("read Cargo.toml");
+    let doc: toml::Table = text.parse().expect("parse Cargo.toml");
+    let Some(deps) = doc.get("dependencies").and_then(|d| d.as_table()) else {
+        return Vec::new();
     };
-    files.flatten().any(|f| {
-        let p = f.path();
-        if p.is_dir() {
-            return builds_instances(&p);
-        }
-        p.extension().is_some_and(|x| x == "rs")
-            && std::fs::read_to_string(&p)
-                .is_ok_and(|t| t.contains("fn build(") || t.contains("fn build<"))
+    deps.iter()
+        .map(|(key, spec)| {
+            let package = spec
+                .get("package")
+                .and_then(|p| p.as_str())
+                .unwrap_or(key)
+                .to_string();
+            (key.replace('-', "_"), package)
+        })
+        .collect()
+}
+
+/// The crate (as code names it) that provides a plugin.cfg line, resolved as CoreDNS
+/// resolves a module: the in-tree folder plugins/MODULE when there is one (package
+/// `ringdns-plugin-MODULE`), else a package of that name among this package's dependencies.
+fn resolve(root: &Path, line: &Line, deps: &[(String, String)]) -> Result<String, String> {
+    let Line {
+        number,
+        directive,
+        module,
+    } = line;
+    let dependency = |package: &str| {
+        deps.iter()
+            .find(|(key, p)| p == package || key == &package.replace('-', "_"))
+            .map(|(key, _)| key.clone())
+    };
+    if root.join("plugins").join(module).is_dir() {
+        let package = format!("ringdns-plugin-{module}");
+        return dependency(&package).ok_or_else(|| {
+            format!(
+                "plugin.cfg:{number}: '{directive}:{module}' is the in-tree plugin plugins/{module}/, \
+                 but its package {package} is not a dependency of ringdns: add \
+                 `{package} = {{ path = \"plugins/{module}\" }}` to [dependencies] in Cargo.toml"
+            )
+        });
+    }
+    dependency(module).ok_or_else(|| {
+        format!(
+            "plugin.cfg:{number}: '{directive}:{module}' names no folder plugins/{module}/ and no \
+             dependency of ringdns: add the plugin's crate with `cargo add {module}` \
+             (or a path/git dependency in Cargo.toml), or remove the line"
+        )
     })
 }
 
 fn main() {
     let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
     let cfg = root.join("plugin.cfg");
+    let manifest = root.join("Cargo.toml");
     println!("cargo::rerun-if-changed={}", cfg.display());
-    let entries = read_cfg(&cfg);
-
-    let mut g = String::new();
-    g.push_str("// Generated by build.rs from plugin.cfg. DO NOT EDIT.\n\n");
-
-    g.push_str("/// The compiled plugins, one module per plugin.cfg line.\npub mod plugins {\n");
-    for e in &entries {
-        let dir = root.join("plugins").join(&e.module);
-        let file = dir.join("mod.rs");
-        assert!(
-            file.exists(),
-            "plugin.cfg names '{}:{}' but {} does not exist",
-            e.directive,
-            e.module,
-            file.display()
-        );
-        println!("cargo::rerun-if-changed={}", dir.display());
-        writeln!(
-            g,
-            "    #[path = {:?}]\n    pub mod {};",
-            file.display().to_string(),
-            e.module
-        )
-        .unwrap();
+    println!("cargo::rerun-if-changed={}", manifest.display());
+    let deps = dependencies(&manifest);
+    let mut g =
+        String::from("// Generated by build.rs from plugin.cfg. DO NOT EDIT.\n\nchain! {\n");
+    for line in read_cfg(&cfg) {
+        match resolve(&root, &line, &deps) {
+            Ok(krate) => writeln!(g, "    {:?} => {krate},", line.directive).unwrap(),
+            Err(message) => panic!("{message}"),
+        }
     }
-    g.push_str("}\n\n");
-
-    g.push_str("/// Directive names in plugin.cfg order (outermost first).\n");
-    g.push_str("pub const PLUGINS: &[&str] = &[\n");
-    for e in &entries {
-        writeln!(g, "    {:?},", e.directive).unwrap();
-    }
-    g.push_str("];\n\n");
-
-    let ty = |e: &Entry| format!("plugins::{}::{}", e.module, camel(&e.module));
-    let linked: Vec<&Entry> = entries
-        .iter()
-        .filter(|e| builds_instances(&root.join("plugins").join(&e.module)))
-        .collect();
-
-    g.push_str(
-        "/// The chain type: one link per plugin.cfg line whose plugin can serve (those that only\n\
-         /// configure the block have none), innermost last.\npub type Chain = ",
-    );
-    for e in &linked {
-        write!(g, "Link<{}, ", ty(e)).unwrap();
-    }
-    g.push_str("End");
-    g.push_str(&">".repeat(linked.len()));
-    g.push_str(";\n\n");
-
-    g.push_str(
-        "/// Every plugin's parsed configuration for one server block; shared by all cores.\n",
-    );
-    g.push_str("#[derive(Default)]\npub struct BlockConfigs {\n");
-    for e in &entries {
-        writeln!(
-            g,
-            "    {}: Option<Arc<<{} as Plugin>::Config>>,",
-            e.module,
-            ty(e)
-        )
-        .unwrap();
-    }
-    g.push_str("}\n\n");
-
-    g.push_str(
-        "/// Runs each plugin's setup, in plugin.cfg order, for the directives one block uses.\n\
-         pub fn setup_block(directives: &[Directive], block: &mut BlockSetup) -> Result<BlockConfigs, Error> {\n\
-         \x20   let mut out = BlockConfigs::default();\n",
-    );
-    for e in &entries {
-        writeln!(
-            g,
-            "    if let Some(d) = directives.iter().find(|d| d.name == {:?}) {{\n        let mut disp = Dispenser::new(&d.tokens);\n        let c = Arc::new(<{t} as Plugin>::setup(&mut disp, block)?);\n        block.readiness.extend(<{t} as Plugin>::readiness(&c));\n        out.{} = Some(c);\n    }}",
-            e.directive,
-            e.module,
-            t = ty(e)
-        )
-        .unwrap();
-    }
-    g.push_str("    Ok(out)\n}\n\n");
-
-    g.push_str("/// Builds one core's chain from a block's configurations.\npub fn build_chain(cfg: &BlockConfigs, core: &CoreInfo) -> Chain {\n");
-    // The plugins left out of the chain type must really have no instance: a `build` that
-    // the text search above missed would otherwise be dropped without a word. Checked once
-    // per core and block in debug builds (every test), free in release.
-    for e in entries
-        .iter()
-        .filter(|e| !linked.iter().any(|l| l.module == e.module))
-    {
-        writeln!(
-            g,
-            "    debug_assert!(cfg.{m}.as_ref().and_then(|c| <{t} as Plugin>::build(c, core)).is_none(), \"plugin {m} builds an instance but build.rs found no `fn build` in its folder\");",
-            m = e.module,
-            t = ty(e)
-        )
-        .unwrap();
-    }
-    let mut expr = String::from("End");
-    for e in linked.iter().rev() {
-        expr = format!(
-            "Link {{ plugin: cfg.{m}.as_ref().and_then(|c| <{t} as Plugin>::build(c, core)), rest: {expr} }}",
-            m = e.module,
-            t = ty(e)
-        );
-    }
-    writeln!(g, "    {expr}\n}}").unwrap();
+    g.push_str("}\n");
+    let out = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("chain.rs");
+    std::fs::write(out, g).expect("write chain.rs");
 
     // For `-version` and `coredns_build_info`: the compiler (the `goversion` label) and the
     // commit built, from RINGDNS_REVISION when the build sets it (a build from a tarball),
@@ -195,9 +127,6 @@ fn main() {
     {
         println!("cargo::rustc-env=RINGDNS_REVISION={rev}");
     }
-
-    let out = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("chain.rs");
-    std::fs::write(out, g).expect("write chain.rs");
 }
 
 /// The short hash of the commit checked out at `root`, with `-dirty` when tracked files

@@ -10,10 +10,10 @@
 //! (its case), a reply that walks, fits the client (unless signed) and whose TTLs stay
 //! within the configured maximum; a reply it did not store leaves it empty.
 
-use ringdns::chain::plugins::cache::{Cache, CacheCounters};
 use ringdns::corefile::{Dispenser, parse};
-use ringdns::plugin::{BlockSetup, CoreInfo, Handler, Plugin, Proto, Request, Status};
+use ringdns::plugin::{BlockSetup, CoreInfo, Handler, Plugin, Proto, Request, Serve, Status};
 use ringdns::wire::{Query, records, rtype};
+use ringdns_plugin_cache::{Cache, CacheCounters};
 use std::cell::Cell;
 use std::future::Future;
 use std::sync::Arc;

@@ -68,25 +68,25 @@ pub fn plugin_in_use() -> bool {
     IN_USE.load(Ordering::Relaxed)
 }
 
-static FAILED_DESC: super::family::Desc = super::family::Desc {
+static FAILED_DESC: ringdns_metrics::Desc = ringdns_metrics::Desc {
     name: "coredns_reload_failed_total",
     help: "Counter of the number of failed reload attempts.",
-    kind: super::family::Kind::Counter,
+    kind: ringdns_metrics::Kind::Counter,
     labels: &[],
 };
 
-static VERSION_DESC: super::family::Desc = super::family::Desc {
+static VERSION_DESC: ringdns_metrics::Desc = ringdns_metrics::Desc {
     name: "coredns_reload_version_info",
     help: "A metric with a constant '1' value labeled by hash, and value which type of hash generated.",
-    kind: super::family::Kind::Gauge,
+    kind: ringdns_metrics::Kind::Gauge,
     labels: &["hash", "value"],
 };
 
 /// The reload families for the metrics registry (registered once by the runtime).
 pub struct ReloadSource;
 
-impl super::registry::Source for ReloadSource {
-    fn collect(&self, out: &mut super::family::Sink) {
+impl ringdns_metrics::registry::Source for ReloadSource {
+    fn collect(&self, out: &mut ringdns_metrics::Sink) {
         if !plugin_in_use() {
             return;
         }

@@ -2,9 +2,9 @@
 //! listener, and those the table closed to make room or refused (`tcp_max_conns`,
 //! `tcp_max_conns_per_ip`). Counted at accept and close only, never per query.
 
-use super::Counter;
-use super::family::{Desc, Kind, Sink};
-use super::registry::Export;
+use ringdns_metrics::Counter;
+use ringdns_metrics::registry::Export;
+use ringdns_metrics::{Desc, Kind, Sink};
 
 static OPEN: Desc = Desc {
     name: "ringdns_tcp_connections_open",

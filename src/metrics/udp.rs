@@ -3,9 +3,9 @@
 //! sockets because their receive buffers were full (read from `/proc` at scrape time, so the
 //! query path pays nothing for it).
 
-use super::family::{Desc, Kind, Sink};
-use super::registry::{Export, Source};
-use super::{Counter, Histogram};
+use ringdns_metrics::registry::{Export, Source};
+use ringdns_metrics::{Counter, Histogram};
+use ringdns_metrics::{Desc, Kind, Sink};
 use std::collections::HashSet;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 

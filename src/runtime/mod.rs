@@ -103,6 +103,7 @@ pub fn run(config: Config, digest: Digest, source: Source, quiet: bool) -> Resul
     let mut sockets = sockets::open_all(&addrs, cpus.len(), &config.tuning)
         .map_err(|(li, e)| listen_error(&config, keys[li], &e))?;
     crate::metrics::registry::add_source("reload", Arc::new(crate::metrics::reload::ReloadSource));
+    crate::metrics::registry::add_source("build_info", Arc::new(crate::metrics::build::BuildInfo));
     publish_udp_drops(&config);
     let state = Arc::new(ops::OpsState::default());
     let mut ops = ops::Ops::new(state.clone());

@@ -1,0 +1,150 @@
+//! The links the generated chain is made of: one concrete nested type per plugin.cfg, so the
+//! compiler sees the whole chain and nothing is `dyn`.
+
+use crate::wire::rcode::SERVFAIL;
+use crate::{Request, Serve, Status};
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+/// Anything a query can be handed to: a link of the chain or its end.
+pub trait Handler {
+    /// Serves the query from this point of the chain on.
+    fn serve(&self, req: &mut Request<'_>) -> impl Future<Output = Status>;
+    /// Serves the query from this point on without building the chain's future, when every
+    /// plugin on the way can answer at once (a cache hit, whoami); `None`, with the request
+    /// untouched, when one cannot: the caller then uses [`Handler::serve`]. Never returns a
+    /// deferred status (waiting is what `None` is for).
+    fn serve_now(&self, _req: &mut Request<'_>) -> Option<Status> {
+        None
+    }
+    /// True when no plugin follows (every remaining slot is empty), so the caller can fail
+    /// with its own name as CoreDNS's `NextOrFailure` does.
+    fn is_end(&self) -> bool;
+    /// Propagates the end-of-batch hook to every plugin present.
+    fn after_batch(&self);
+    /// True when a plugin present from here on has end-of-batch work. The default is true
+    /// (a handler that does not say is asked); the chain's links compute it.
+    fn has_after_batch(&self) -> bool {
+        true
+    }
+    /// True when no plugin at all is present from here on.
+    fn is_empty(&self) -> bool {
+        self.is_end()
+    }
+    /// Appends the names of the plugins present from here on, outermost first (CoreDNS's
+    /// handlers, for `coredns_plugin_enabled`).
+    fn plugin_names(&self, _out: &mut Vec<&'static str>) {}
+}
+
+/// One plugin slot and the rest of the chain. The slot is empty when the block does not use
+/// the plugin (or the plugin only configures the block).
+pub struct Link<P, R> {
+    /// This plugin's per-core instance, if the block uses it.
+    pub plugin: Option<P>,
+    /// Everything after it in plugin.cfg order.
+    pub rest: R,
+}
+
+pin_project_lite::pin_project! {
+    /// The future of one link: its plugin's, or straight the rest of the chain's when the slot
+    /// is empty. Not an `async fn`: an empty slot then adds no state machine of its own, only
+    /// a branch per poll (most slots of a chain are empty, and every query passes them).
+    #[project = LinkFutureProj]
+    pub enum LinkFuture<A, B> {
+        /// The plugin in this slot serves (and may call the rest).
+        Plugin { #[pin] fut: A },
+        /// The slot is empty: the rest of the chain serves.
+        Rest { #[pin] fut: B },
+    }
+}
+
+impl<A: Future<Output = Status>, B: Future<Output = Status>> Future for LinkFuture<A, B> {
+    type Output = Status;
+
+    // Always: with a hint only, each link stayed a call of its own, so every poll of a
+    // query's future went down the whole chain one call per slot (empty ones included).
+    #[inline(always)]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Status> {
+        match self.project() {
+            LinkFutureProj::Plugin { fut } => fut.poll(cx),
+            LinkFutureProj::Rest { fut } => fut.poll(cx),
+        }
+    }
+}
+
+impl<P: Serve, R: Handler> Handler for Link<P, R> {
+    #[inline]
+    fn serve(&self, req: &mut Request<'_>) -> impl Future<Output = Status> {
+        match &self.plugin {
+            Some(p) => LinkFuture::Plugin {
+                fut: async move {
+                    let status = p.serve(&mut *req, &self.rest).await;
+                    req.note_writer(P::NAME, &status);
+                    status
+                },
+            },
+            None => LinkFuture::Rest {
+                fut: self.rest.serve(req),
+            },
+        }
+    }
+
+    #[inline(always)]
+    fn serve_now(&self, req: &mut Request<'_>) -> Option<Status> {
+        match &self.plugin {
+            Some(p) => {
+                let status = p.serve_now(req, &self.rest)?;
+                debug_assert!(!status.is_deferred(), "{} deferred in serve_now", P::NAME);
+                req.note_writer(P::NAME, &status);
+                Some(status)
+            }
+            None => self.rest.serve_now(req),
+        }
+    }
+
+    fn plugin_names(&self, out: &mut Vec<&'static str>) {
+        if self.plugin.is_some() {
+            out.push(P::NAME);
+        }
+        self.rest.plugin_names(out);
+    }
+
+    fn is_end(&self) -> bool {
+        self.plugin.is_none() && self.rest.is_end()
+    }
+
+    fn after_batch(&self) {
+        if let Some(p) = &self.plugin {
+            p.after_batch();
+        }
+        self.rest.after_batch();
+    }
+
+    fn has_after_batch(&self) -> bool {
+        (P::AFTER_BATCH && self.plugin.is_some()) || self.rest.has_after_batch()
+    }
+}
+
+/// The end of every chain: reaching it means nobody answered, which is SERVFAIL.
+pub struct End;
+
+impl Handler for End {
+    async fn serve(&self, _req: &mut Request<'_>) -> Status {
+        Status::rcode(SERVFAIL)
+    }
+
+    fn serve_now(&self, _req: &mut Request<'_>) -> Option<Status> {
+        Some(Status::rcode(SERVFAIL))
+    }
+
+    fn has_after_batch(&self) -> bool {
+        false
+    }
+
+    fn is_end(&self) -> bool {
+        true
+    }
+
+    fn after_batch(&self) {}
+}

@@ -1,0 +1,191 @@
+//! The per-query context every plugin receives.
+
+use crate::Status;
+use crate::wire::Query;
+use std::net::SocketAddr;
+
+/// The transport a query came over; decides the reply size limit and what logs show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Proto {
+    /// A datagram: replies are limited to the client's advertised size (512 without EDNS).
+    Udp,
+    /// A TCP stream: replies may be up to 65 535 bytes.
+    Tcp,
+}
+
+impl Proto {
+    /// `udp` or `tcp`, as CoreDNS's `{proto}` and metrics labels spell it.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Proto::Udp => "udp",
+            Proto::Tcp => "tcp",
+        }
+    }
+}
+
+/// One query on its way through a block's chain. Borrows the packet and the reply buffer of
+/// the socket loop, so serving allocates nothing.
+pub struct Request<'a> {
+    /// The parsed query (borrowed from the packet, original case kept).
+    pub query: Query<'a>,
+    /// The client's address and port.
+    pub client: SocketAddr,
+    /// The address the query arrived on (the listener's bound address).
+    pub local: SocketAddr,
+    /// UDP or TCP.
+    pub proto: Proto,
+    /// The server block zone that matched (lower-case FQDN), for logs and metrics.
+    pub zone: &'a str,
+    /// The listener as CoreDNS names it (`dns://:53`), for logs and metrics.
+    pub server: &'a str,
+    /// Where a plugin writes its reply (see `wire::MessageWriter`); empty until one does.
+    pub reply: &'a mut Vec<u8>,
+    can_wait: bool,
+    finalized: bool,
+    note: Option<u64>,
+    refresh: bool,
+    refresh_requested: bool,
+    writer: Option<&'static str>,
+    received: Option<std::time::Instant>,
+}
+
+impl<'a> Request<'a> {
+    /// A request as the server hands it to a chain. `can_wait` is false on the inline pass.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        query: Query<'a>,
+        client: SocketAddr,
+        local: SocketAddr,
+        proto: Proto,
+        zone: &'a str,
+        server: &'a str,
+        reply: &'a mut Vec<u8>,
+        can_wait: bool,
+    ) -> Self {
+        Request {
+            query,
+            client,
+            local,
+            proto,
+            zone,
+            server,
+            reply,
+            can_wait,
+            finalized: false,
+            note: None,
+            refresh: false,
+            refresh_requested: false,
+            writer: None,
+            received: None,
+        }
+    }
+
+    /// Whether a plugin may await I/O or timers now. On the inline pass (the socket loop
+    /// polls the chain once, in place) it may not: it must return [`Request::defer`].
+    pub const fn can_wait(&self) -> bool {
+        self.can_wait
+    }
+
+    /// Asks the server to serve this query again as a task on this core, where waiting is
+    /// allowed. Plugins call it before doing anything that must happen only once.
+    pub fn defer(&self) -> Status {
+        debug_assert!(!self.can_wait, "defer() on a pass that may wait");
+        Status::deferred()
+    }
+
+    /// Like [`Request::defer`], leaving a note (a decision already taken, such as a query
+    /// number) that the second pass reads back with [`Request::deferred_note`].
+    pub fn defer_with_note(&mut self, note: u64) -> Status {
+        self.note = Some(note);
+        self.defer()
+    }
+
+    /// The note left by the plugin that deferred this query, on its second pass.
+    pub const fn deferred_note(&self) -> Option<u64> {
+        self.note
+    }
+
+    /// Carries a note from the inline pass into the request of the deferred pass.
+    pub fn set_deferred_note(&mut self, note: Option<u64>) {
+        self.note = note;
+    }
+
+    /// When the server received the query: the time the server noted (a deferred UDP
+    /// query's batch time, a TCP query's start), else [`super::clock::now`] (in the socket
+    /// loop, the batch's time). A plugin that times the query reads no clock of its own, and
+    /// all of them time it from the same moment.
+    pub fn received(&self) -> std::time::Instant {
+        self.received.unwrap_or_else(super::clock::now)
+    }
+
+    /// Notes when the query was received.
+    pub fn set_received(&mut self, at: std::time::Instant) {
+        self.received = Some(at);
+    }
+
+    /// The largest reply this client accepts: 65 535 over TCP; over UDP the advertised EDNS
+    /// size floored at 512, or 512 without EDNS.
+    pub fn max_reply_size(&self) -> usize {
+        self.query.max_reply_size(self.proto == Proto::Tcp)
+    }
+
+    /// Applies the server's last touches to the reply now (the client's OPT, truncation to
+    /// [`Request::max_reply_size`]), so that outer plugins see the bytes that will be sent.
+    /// Plugins call it after writing a reply; the server calls it for replies that were not.
+    pub fn finalize_reply(&mut self) {
+        let max = self.max_reply_size();
+        crate::wire::finalize(self.reply, &self.query, max);
+        self.finalized = true;
+    }
+
+    /// Empties the reply so another plugin can write one (it will be finalized again).
+    pub fn clear_reply(&mut self) {
+        self.reply.clear();
+        self.finalized = false;
+        self.writer = None;
+    }
+
+    /// The plugin that wrote the reply (the innermost one that returned with a reply
+    /// written), for the `plugin` label of `coredns_dns_responses_total`; `None` while
+    /// nothing is written or when the server writes it.
+    pub const fn writer(&self) -> Option<&'static str> {
+        self.writer
+    }
+
+    /// Records who wrote the reply, unless an inner plugin already did: the chain calls it
+    /// as each plugin returns.
+    pub(crate) fn note_writer(&mut self, name: &'static str, status: &Status) {
+        if self.writer.is_none() && !self.reply.is_empty() && crate::client_write(status.rcode) {
+            self.writer = Some(name);
+        }
+    }
+
+    /// Whether [`Request::finalize_reply`] ran since the reply was last written.
+    pub const fn is_finalized(&self) -> bool {
+        self.finalized
+    }
+
+    /// Asks the server to run this query through the block's chain once more in the
+    /// background, after the client has its answer, as an internal refresh (see
+    /// [`Request::is_refresh`]). The cache uses it to prefetch and to refresh stale entries.
+    pub fn request_refresh(&mut self) {
+        self.refresh_requested = true;
+    }
+
+    /// Whether a plugin asked for a background refresh of this query.
+    pub const fn refresh_requested(&self) -> bool {
+        self.refresh_requested
+    }
+
+    /// True for the server's own background re-query: its reply goes to no client, so plugins
+    /// that log or count client queries leave it out, and the cache does not answer it from
+    /// itself but stores what comes back.
+    pub const fn is_refresh(&self) -> bool {
+        self.refresh
+    }
+
+    /// Marks a request as a background refresh (the server does this).
+    pub fn set_refresh(&mut self) {
+        self.refresh = true;
+    }
+}

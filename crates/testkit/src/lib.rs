@@ -1,0 +1,35 @@
+//! The test kit for plugin crates (a dev-dependency): a plugin's setup run on a Corefile as
+//! the server would run it, and sample queries. Tests of the server itself, which start the
+//! real binary, live in the server package's tests/.
+
+#![forbid(unsafe_code)]
+
+use ringdns_plugin::corefile::{Dispenser, parse};
+use ringdns_plugin::{BlockSetup, Plugin};
+
+/// Runs plugin `P`'s setup on the first directive of a one-block Corefile `text`, for a
+/// plugin's tests of what setup leaves in the block, or of its `FILE:LINE - message`.
+pub fn setup<P: Plugin>(text: &str) -> Result<BlockSetup, String> {
+    config::<P>(text).map(|(block, _)| block)
+}
+
+/// [`setup`], with the configuration the plugin parsed.
+pub fn config<P: Plugin>(text: &str) -> Result<(BlockSetup, P::Config), String> {
+    let cf = parse("Corefile", text, &|n| n == P::NAME).map_err(|e| e.to_string())?;
+    let directive = cf
+        .blocks
+        .first()
+        .and_then(|b| b.directives.first())
+        .ok_or_else(|| format!("the Corefile has no '{}' directive", P::NAME))?;
+    let mut block = BlockSetup::default();
+    let mut d = Dispenser::new(&directive.tokens);
+    let config = P::setup(&mut d, &mut block).map_err(|e| e.to_string())?;
+    Ok((block, config))
+}
+
+/// A query for `example. A IN`, ID 0x1234, RD set: what a test sends when the question
+/// does not matter.
+pub const QUERY: &[u8] = &[
+    0x12, 0x34, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0, 7, b'e', b'x', b'a', b'm', b'p', b'l', b'e', 0,
+    0, 1, 0, 1,
+];

@@ -1,0 +1,220 @@
+//! log: one line per query in CoreDNS's formats, buffered per core and written once per
+//! batch of queries instead of once per query.
+
+#![forbid(unsafe_code)]
+
+mod classify;
+mod format;
+
+use classify::Class;
+use format::{Outcome, Piece};
+use ringdns_plugin::corefile::{Dispenser, Error};
+use ringdns_plugin::wire::{self, MessageWriter, Section, name_to_wire};
+use ringdns_plugin::{
+    BlockSetup, CoreInfo, Handler, Plugin, Request, Serve, Serves, Status, client_write,
+    next_or_failure, next_or_failure_now,
+};
+use std::cell::RefCell;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Lines are written out once the buffer holds this much, even inside a batch.
+const FLUSH_AT: usize = 64 << 10;
+
+/// One `log` line of the Corefile (CoreDNS's Rule): which names, which reply classes, which
+/// format.
+#[derive(Debug, Clone)]
+pub struct Rule {
+    /// Zone whose names this rule logs, lower-case wire form.
+    scope: Vec<u8>,
+    /// Reply classes to log; empty means all.
+    classes: Vec<Class>,
+    /// The compiled format.
+    format: Vec<Piece>,
+}
+
+/// The per-core instance: the rules and the core's line buffer.
+pub struct Log {
+    rules: Arc<Vec<Rule>>,
+    buf: RefCell<String>,
+}
+
+impl Plugin for Log {
+    const NAME: &'static str = "log";
+    type Config = Vec<Rule>;
+    type Place = Serves;
+
+    fn setup(d: &mut Dispenser<'_>, _block: &mut BlockSetup) -> Result<Vec<Rule>, Error> {
+        let mut rules: Vec<Rule> = Vec::new();
+        while d.next() {
+            let mut args = d.remaining_args();
+            let start = rules.len();
+            let mut format = format::COMMON.to_string();
+            if args.len() > 1 && args[args.len() - 1].contains('{') {
+                format = args.pop().unwrap_or_default();
+            }
+            if args.is_empty() {
+                args.push(".".to_string());
+            }
+            let pieces = format::compile(&format);
+            for scope in &args {
+                let wire = name_to_wire(scope)
+                    .map_err(|e| d.err(&format!("invalid name '{scope}': {e}")))?;
+                rules.push(Rule {
+                    scope: wire,
+                    classes: Vec::new(),
+                    format: pieces.clone(),
+                });
+            }
+            let mut classes = Vec::new();
+            while d.next_block() {
+                match d.val() {
+                    "class" => {
+                        let names = d.remaining_args();
+                        if names.is_empty() {
+                            return Err(d.arg_err());
+                        }
+                        for n in names {
+                            let c = Class::from_name(&n)
+                                .ok_or_else(|| d.err(&format!("invalid Class: {n}")))?;
+                            if !classes.contains(&c) {
+                                classes.push(c);
+                            }
+                        }
+                    }
+                    _ => return Err(d.arg_err()),
+                }
+            }
+            if classes.contains(&Class::All) {
+                classes.clear();
+            }
+            for r in &mut rules[start..] {
+                r.classes = classes.clone();
+            }
+        }
+        Ok(rules)
+    }
+}
+
+impl Serve for Log {
+    fn build(config: &Arc<Vec<Rule>>, _core: &CoreInfo) -> Option<Self> {
+        Some(Log {
+            rules: config.clone(),
+            buf: RefCell::new(String::with_capacity(FLUSH_AT + 4096)),
+        })
+    }
+
+    async fn serve<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> Status {
+        // The server's own background refreshes are not client queries.
+        if req.is_refresh() {
+            return next_or_failure(Self::NAME, next, req).await;
+        }
+        let Some(rule) = self
+            .rules
+            .iter()
+            .find(|r| req.query.qname().is_subdomain_of(&r.scope))
+        else {
+            return next_or_failure(Self::NAME, next, req).await;
+        };
+        let start = req.received();
+        let status = next_or_failure(Self::NAME, next, req).await;
+        if status.is_deferred() {
+            return status;
+        }
+        self.line(rule, req, status, start)
+    }
+
+    fn serve_now<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> Option<Status> {
+        let rule = if req.is_refresh() {
+            None
+        } else {
+            self.rules
+                .iter()
+                .find(|r| req.query.qname().is_subdomain_of(&r.scope))
+        };
+        let Some(rule) = rule else {
+            return next_or_failure_now(Self::NAME, next, req);
+        };
+        // The batch's time (no clock read): a miss comes back `None` with nothing spent.
+        let start = req.received();
+        let status = next_or_failure_now(Self::NAME, next, req)?;
+        Some(self.line(rule, req, status, start))
+    }
+
+    const AFTER_BATCH: bool = true;
+
+    fn after_batch(&self) {
+        let mut buf = self.buf.borrow_mut();
+        if !buf.is_empty() {
+            ringdns_plugin::logging::write_raw(buf.as_bytes());
+            buf.clear();
+        }
+    }
+}
+
+impl Log {
+    /// Renders the query's line (when its class is logged) into the buffer.
+    fn line(&self, rule: &Rule, req: &mut Request<'_>, status: Status, start: Instant) -> Status {
+        let duration = start.elapsed();
+        if !client_write(status.rcode) {
+            // Write the error reply the server would write, so the line shows its size.
+            MessageWriter::reply(&req.query, req.reply, status.rcode).finish();
+            req.finalize_reply();
+        }
+        let outcome = Outcome {
+            rcode: reply_rcode(req.reply, status.rcode),
+            rsize: req.reply.len(),
+            flags: if req.reply.len() >= 4 {
+                u16::from_be_bytes([req.reply[2], req.reply[3]])
+            } else {
+                0
+            },
+            duration,
+        };
+        if rule.classes.is_empty()
+            || rule
+                .classes
+                .contains(&classify::classify(req, outcome.rcode))
+        {
+            let mut buf = self.buf.borrow_mut();
+            buf.push_str("[INFO] ");
+            format::render(&rule.format, req, &outcome, &mut buf);
+            buf.push('\n');
+            // The server flushes after each batch and once per executor turn for the
+            // deferred queries that finished in it (runtime::serve::flush_soon).
+            if buf.len() >= FLUSH_AT {
+                ringdns_plugin::logging::write_raw(buf.as_bytes());
+                buf.clear();
+            }
+        }
+        status
+    }
+}
+
+/// The reply's full rcode: header bits plus the OPT's extended bits when present.
+fn reply_rcode(reply: &[u8], fallback: u8) -> u16 {
+    if reply.len() < 12 {
+        return u16::from(fallback);
+    }
+    let low = u16::from(reply[3] & 0x0f);
+    if reply[11] == 0 && reply[10] == 0 {
+        return low;
+    }
+    let ext = wire::records(reply)
+        .ok()
+        .and_then(|rs| {
+            rs.flatten()
+                .find(|r| r.section == Section::Additional && r.rtype == wire::rtype::OPT)
+                .map(|r| reply[r.ttl_offset])
+        })
+        .unwrap_or(0);
+    (u16::from(ext) << 4) | low
+}
+
+impl Drop for Log {
+    fn drop(&mut self) {
+        self.after_batch();
+    }
+}
+
+ringdns_plugin::export!(Log);

@@ -1,0 +1,219 @@
+//! prometheus (CoreDNS's `metrics` package): counts every query its block serves under
+//! CoreDNS's `coredns_dns_*` names and has `/metrics` served (`plugin/metrics`).
+//!
+//! Counting is per core into counters the registry handed out at build time, one set per
+//! (server, zone) of the block, with every query-dependent label an array index: no lock,
+//! no allocation per query. The HTTP endpoint runs in the runtime, off the query path.
+
+#![forbid(unsafe_code)]
+
+mod enabled;
+
+use enabled::Enabled;
+use ringdns_plugin::corefile::{Dispenser, Error};
+use ringdns_plugin::metrics::dns::{DnsCounters, Observation, Responses, family_index};
+use ringdns_plugin::metrics::registry;
+use ringdns_plugin::{
+    BlockSetup, CoreInfo, Handler, Plugin, Proto, Request, Serve, Serves, Status, client_write,
+    http_listen_addr, next_or_failure, next_or_failure_now,
+};
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
+
+/// CoreDNS's default address.
+const DEFAULT: &str = "localhost:9153";
+
+/// What setup found, shared by every core.
+pub struct Config {
+    /// The block's (server, zone) pairs, filled once listeners are grouped.
+    routes: Arc<OnceLock<Vec<(String, String)>>>,
+    /// The plugins that may write a reply in this block.
+    directives: Vec<&'static str>,
+    /// `coredns_plugin_enabled` for this block, scraped while the configuration lives.
+    _enabled: Arc<Enabled>,
+}
+
+/// One (server, zone) of the block on one core.
+struct Slot {
+    server: String,
+    zone: String,
+    dns: Arc<DnsCounters>,
+    /// Replies per rcode by the plugin that wrote them; the first is the server ("").
+    writers: Box<[(&'static str, Arc<Responses>)]>,
+}
+
+/// The per-core instance.
+pub struct Metrics {
+    slots: Box<[Slot]>,
+}
+
+/// `localhost` as CoreDNS (Go) listens on it: the IPv4 loopback when there is one.
+fn listen_addr(text: &str) -> Result<SocketAddr, String> {
+    if let Some(port) = text.strip_prefix("localhost:") {
+        let v4 = ("localhost", port.parse::<u16>().map_err(|e| e.to_string())?)
+            .to_socket_addrs()
+            .ok()
+            .and_then(|mut a| a.find(SocketAddr::is_ipv4));
+        if let Some(a) = v4 {
+            return Ok(a);
+        }
+    }
+    http_listen_addr(text)
+}
+
+impl Plugin for Metrics {
+    const NAME: &'static str = "prometheus";
+    type Config = Config;
+    type Place = Serves;
+
+    fn setup(d: &mut Dispenser<'_>, block: &mut BlockSetup) -> Result<Config, Error> {
+        let mut seen = false;
+        while d.next() {
+            ringdns_plugin::once_per_block(d, &mut seen)?;
+            let args = d.remaining_args();
+            let text = match args.as_slice() {
+                [] => DEFAULT,
+                [a] => a.as_str(),
+                _ => return Err(d.arg_err()),
+            };
+            let addr = listen_addr(text).map_err(|e| d.plugin_err("prometheus", e))?;
+            while d.next_block() {
+                match d.val() {
+                    // Go runtime metrics have no counterpart here; accepted so CoreDNS
+                    // Corefiles start.
+                    "runtime_metrics" => {
+                        if !d.remaining_args().is_empty() {
+                            return Err(d.arg_err());
+                        }
+                    }
+                    "tls" => {
+                        return Err(d.err("plugin/prometheus: tls is not supported yet"));
+                    }
+                    other => {
+                        return Err(
+                            d.plugin_err("prometheus", format!("unknown property '{other}'"))
+                        );
+                    }
+                }
+            }
+            block.metrics = Some(addr);
+        }
+        let enabled = Arc::new(Enabled::new(block.routes.clone(), block.handlers.clone()));
+        let weak: std::sync::Weak<dyn ringdns_plugin::metrics::Source> =
+            Arc::downgrade(&enabled) as _;
+        registry::add_weak_source(weak);
+        Ok(Config {
+            routes: block.routes.clone(),
+            directives: block.directives.clone(),
+            _enabled: enabled,
+        })
+    }
+}
+
+impl Serve for Metrics {
+    fn build(config: &Arc<Config>, core: &CoreInfo) -> Option<Self> {
+        let routes = config.routes.get().map(Vec::as_slice).unwrap_or(&[]);
+        let slots = routes
+            .iter()
+            .map(|(server, zone)| {
+                let writers = std::iter::once("")
+                    .chain(config.directives.iter().copied())
+                    .map(|w| {
+                        (
+                            w,
+                            registry::cell::<Responses>(&[server, zone, w], core.index),
+                        )
+                    })
+                    .collect();
+                Slot {
+                    server: server.clone(),
+                    zone: zone.clone(),
+                    dns: registry::cell(&[server, zone], core.index),
+                    writers,
+                }
+            })
+            .collect();
+        Some(Metrics { slots })
+    }
+
+    async fn serve<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> Status {
+        if req.is_refresh() {
+            // The server's own background query: no client asked it.
+            return next_or_failure(Self::NAME, next, req).await;
+        }
+        let t0 = req.received();
+        let status = next_or_failure(Self::NAME, next, req).await;
+        if !status.is_deferred() {
+            self.record(req, &status, t0);
+        }
+        status
+    }
+
+    fn serve_now<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> Option<Status> {
+        if req.is_refresh() {
+            return next_or_failure_now(Self::NAME, next, req);
+        }
+        // The batch's time (no clock read): a miss comes back `None` with nothing spent.
+        let t0 = req.received();
+        let status = next_or_failure_now(Self::NAME, next, req)?;
+        self.record(req, &status, t0);
+        Some(status)
+    }
+}
+
+impl Metrics {
+    /// The slot of the query's (server, zone): a block's chain only sees queries routed to
+    /// it, so with one pair there is nothing to compare.
+    #[inline]
+    fn slot(&self, server: &str, zone: &str) -> Option<&Slot> {
+        if self.slots.len() == 1 {
+            return self.slots.first();
+        }
+        self.slots
+            .iter()
+            .find(|s| s.zone == zone && s.server == server)
+    }
+
+    fn record(&self, req: &mut Request<'_>, status: &Status, t0: Instant) {
+        let Some(slot) = self.slot(req.server, req.zone) else {
+            return;
+        };
+        let written = client_write(status.rcode) && !req.reply.is_empty();
+        let (rcode, size, writer) = if written {
+            // The size the client gets: after the OPT and truncation (the server then
+            // sees the reply finalized and leaves it).
+            if !req.is_finalized() {
+                req.finalize_reply();
+            }
+            (
+                req.reply[3] & 0x0f,
+                req.reply.len(),
+                req.writer().unwrap_or(""),
+            )
+        } else {
+            // The server writes it after the chain: CoreDNS reports size 0 and no plugin.
+            (status.rcode, 0, "")
+        };
+        slot.dns.record(&Observation {
+            proto: match req.proto {
+                Proto::Udp => 0,
+                Proto::Tcp => 1,
+            },
+            family: family_index(req.client.ip()),
+            qtype: req.query.qtype(),
+            do_bit: req.query.do_bit(),
+            request_size: req.query.packet().len(),
+            response_size: size,
+            duration: t0.elapsed(),
+        });
+        let w = slot
+            .writers
+            .iter()
+            .find(|(n, _)| *n == writer)
+            .unwrap_or(&slot.writers[0]);
+        w.1.record(rcode);
+    }
+}
+
+ringdns_plugin::export!(Metrics);
