@@ -9,12 +9,13 @@
 //! block is no link at all.
 
 use crate::corefile::{Directive, Dispenser, Error};
-use crate::plugin::{BlockSetup, CoreInfo, End, Place, Plugin};
+use crate::plugin::{BlockSetup, Plugin};
 use std::sync::Arc;
 
 /// Expands the list build.rs writes from plugin.cfg (`"directive" => crate,` per line) into
 /// [`PLUGINS`], [`Chain`], [`BlockConfigs`], [`setup_block`] and [`build_chain`]. Each crate
-/// names its plugin type with `ringdns_plugin::export!`.
+/// (or module) names its plugin type with `ringdns_plugin::export!`. Every path in it is
+/// absolute, so tests/chain_depth.rs can expand it over a chain of its own.
 #[macro_export]
 #[doc(hidden)]
 macro_rules! chain {
@@ -26,7 +27,7 @@ macro_rules! chain {
         // names the wrong crate (or a crate whose NAME changed) does not compile.
         $(
             const _: () = assert!(
-                $crate::plugin::same_name(<$krate::RingdnsPlugin as Plugin>::NAME, $directive),
+                $crate::plugin::same_name(<$krate::RingdnsPlugin as $crate::plugin::Plugin>::NAME, $directive),
                 concat!("plugin.cfg: the crate of '", $directive, ":…' declares another NAME"),
             );
         )*
@@ -38,50 +39,51 @@ macro_rules! chain {
         #[derive(Default)]
         pub struct BlockConfigs {
             $(
-                #[allow(non_snake_case)]
-                $krate: Option<Arc<<$krate::RingdnsPlugin as Plugin>::Config>>,
+                $krate: Option<::std::sync::Arc<<$krate::RingdnsPlugin as $crate::plugin::Plugin>::Config>>,
             )*
         }
 
         /// Runs each plugin's setup, in plugin.cfg order, for the directives one block uses.
         pub fn setup_block(
-            directives: &[Directive],
-            block: &mut BlockSetup,
-        ) -> Result<BlockConfigs, Error> {
+            directives: &[$crate::corefile::Directive],
+            block: &mut $crate::plugin::BlockSetup,
+        ) -> Result<BlockConfigs, $crate::corefile::Error> {
             let mut out = BlockConfigs::default();
             $(
                 if let Some(d) = directives.iter().find(|d| d.name == $directive) {
-                    out.$krate = Some(setup::<$krate::RingdnsPlugin>(d, block)?);
+                    out.$krate = Some($crate::chain::setup::<$krate::RingdnsPlugin>(d, block)?);
                 }
             )*
             Ok(out)
         }
 
         /// Builds one core's chain from a block's configurations, outermost plugin first.
-        pub fn build_chain(cfg: &BlockConfigs, core: &CoreInfo) -> Chain {
+        pub fn build_chain(cfg: &BlockConfigs, core: &$crate::plugin::CoreInfo) -> Chain {
             $crate::chain!(@build cfg core $($krate)*)
         }
     };
-    (@type) => { End };
+    (@type) => { $crate::plugin::End };
     (@type $krate:ident $($rest:ident)*) => {
-        <<$krate::RingdnsPlugin as Plugin>::Place as Place<$krate::RingdnsPlugin>>::Linked<
+        <<$krate::RingdnsPlugin as $crate::plugin::Plugin>::Place as $crate::plugin::Place<$krate::RingdnsPlugin>>::Linked<
             $crate::chain!(@type $($rest)*)
         >
     };
-    (@build $cfg:ident $core:ident) => { End };
+    (@build $cfg:ident $core:ident) => { $crate::plugin::End };
     (@build $cfg:ident $core:ident $krate:ident $($rest:ident)*) => {{
         // This plugin's configuration first, then the rest of the chain: the instances are
         // built outermost first, as the lines of plugin.cfg read.
         let config = $cfg.$krate.as_ref();
         let rest = || $crate::chain!(@build $cfg $core $($rest)*);
-        <<$krate::RingdnsPlugin as Plugin>::Place as Place<$krate::RingdnsPlugin>>::link(
+        <<$krate::RingdnsPlugin as $crate::plugin::Plugin>::Place as $crate::plugin::Place<$krate::RingdnsPlugin>>::link(
             config, $core, rest,
         )
     }};
 }
 
-/// One plugin's setup on the directives of its name in a block, and its readiness handle.
-fn setup<P: Plugin>(d: &Directive, block: &mut BlockSetup) -> Result<Arc<P::Config>, Error> {
+/// One plugin's setup on the directives of its name in a block, and its readiness handle
+/// (called by [`chain!`]'s `setup_block`).
+#[doc(hidden)]
+pub fn setup<P: Plugin>(d: &Directive, block: &mut BlockSetup) -> Result<Arc<P::Config>, Error> {
     let mut disp = Dispenser::new(&d.tokens);
     let config = Arc::new(P::setup(&mut disp, block)?);
     block.readiness.extend(P::readiness(&config));

@@ -8,7 +8,7 @@ pub mod metrics;
 use hickory_proto::op::Message;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream, UdpSocket};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -121,6 +121,15 @@ impl Server {
         Self::launch(n, Some(port), &corefile(n), args)
     }
 
+    /// Like [`Server::start`] with another build of the server: `program` is its binary.
+    #[allow(dead_code)]
+    pub fn start_program(program: &Path, corefile: impl Fn(u16) -> String) -> Server {
+        let port = free_port();
+        let n = port.port;
+        Self::try_launch_program(program, n, Some(port), &corefile(n), &[])
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
     fn launch(port_number: u16, claim: Option<Port>, corefile: &str, args: &[&str]) -> Server {
         Self::try_launch(port_number, claim, corefile, args).unwrap_or_else(|e| panic!("{e}"))
     }
@@ -138,9 +147,19 @@ impl Server {
         corefile: &str,
         args: &[&str],
     ) -> Result<Server, String> {
+        Self::try_launch_program(binary().as_ref(), port_number, claim, corefile, args)
+    }
+
+    fn try_launch_program(
+        program: &Path,
+        port_number: u16,
+        claim: Option<Port>,
+        corefile: &str,
+        args: &[&str],
+    ) -> Result<Server, String> {
         let dir = TempDir::new();
         let conf = dir.write("Corefile", corefile);
-        let mut child = Command::new(binary())
+        let mut child = Command::new(program)
             .arg("-conf")
             .arg(&conf)
             .args(args)
