@@ -220,6 +220,10 @@ fn every_plugin_of_plugin_cfg_has_a_complete_readme() {
         let (name, module) = line
             .split_once(':')
             .unwrap_or_else(|| panic!("plugin.cfg line without ':': {line}"));
+        // A line naming another crate (a third party's plugin) is documented by that crate.
+        if !root().join("plugins").join(module).is_dir() {
+            continue;
+        }
         plugins += 1;
         let path = root().join("plugins").join(module).join("README.md");
         let Ok(text) = std::fs::read_to_string(&path) else {

@@ -6,6 +6,8 @@
 //! a [`Dispenser`]. ringdns extension: a key-less `{ ... }` block as the very first thing
 //! in the file is the global block ([`Corefile::global`]).
 
+#![forbid(unsafe_code)]
+
 mod dispenser;
 mod env;
 mod error;

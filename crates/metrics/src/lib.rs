@@ -11,6 +11,8 @@
 //! `coredns_reload_version_info{hash, value}`, and calls
 //! [`registry::add_source`]`("reload", …)` once; every scrape then includes them.
 
+#![forbid(unsafe_code)]
+
 pub mod dns;
 pub mod expose;
 mod family;

@@ -12,6 +12,8 @@
 //! for those that take part in serving. The crate root names its plugin type with
 //! [`export!`]. The guide for plugin authors is docs/plugins.md.
 
+#![forbid(unsafe_code)]
+
 mod chain;
 pub mod clock;
 pub mod duration;

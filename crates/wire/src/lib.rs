@@ -20,6 +20,7 @@
 //! ```
 //!
 //! Self-contained: std only, no other module of the crate.
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 mod consts;
