@@ -26,8 +26,8 @@
 mod consts;
 mod finalize;
 mod header;
+mod mnemonic;
 mod name;
-mod names;
 mod query;
 mod records;
 mod writer;
@@ -41,8 +41,8 @@ pub use consts::{
 };
 pub use finalize::{badvers_reply, finalize, fit};
 pub use header::{Section, header_rcode};
+pub use mnemonic::{ClassName, RcodeName, TypeName, class_name, rcode_name, type_name};
 pub use name::{Labels, Lowercase, Name, NameError, Suffixes, name_to_wire};
-pub use names::{ClassName, RcodeName, TypeName, class_name, rcode_name, type_name};
 pub use query::{EdnsOptions, Opt, Query, Reject, reject_reply};
 pub use records::{Record, RecordIter, WireError, records};
 pub use writer::{MessageWriter, Owner, WriteError};
