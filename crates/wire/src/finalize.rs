@@ -4,7 +4,8 @@
 
 use super::consts::{MAX_MSG_SIZE, MIN_UDP_SIZE, edns, flags, opcode, rtype};
 use super::header::{Section, count, put_u16, set_count, set_flag, write_header};
-use super::query::{Opt, Query};
+use super::opt::Opt;
+use super::query::Query;
 use super::records::records;
 
 /// Position of the OPT record inside a reply.

@@ -2,9 +2,10 @@
 //! miekg/dns (`DefaultMsgAcceptFunc` + `Msg.unpack`) as CoreDNS runs them,
 //! and the header-only replies miekg sends when it rejects a query.
 
-use super::consts::{HEADER_LEN, MAX_MSG_SIZE, MIN_UDP_SIZE, edns, flags, opcode, rcode, rtype};
+use super::consts::{HEADER_LEN, MAX_MSG_SIZE, MIN_UDP_SIZE, flags, opcode, rcode, rtype};
 use super::header::{Section, count, get_u16, write_header};
 use super::name::{Name, walk_compressed, walk_uncompressed};
+use super::opt::{Opt, options_valid};
 use super::records::{Record, parse_rr};
 
 /// What to do with a datagram that is not an acceptable query.
@@ -33,80 +34,6 @@ impl Reject {
             Reject::NotImp => Some(rcode::NOTIMP),
             Reject::ServFail => Some(rcode::SERVFAIL),
         }
-    }
-}
-
-/// The EDNS(0) OPT record of a query, borrowed from the packet.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Opt<'a> {
-    /// Advertised UDP payload size (the OPT's class), as sent (may be < 512).
-    pub udp_size: u16,
-    /// Upper 8 bits of the extended rcode (TTL byte 0).
-    pub ext_rcode: u8,
-    /// EDNS version (TTL byte 1); anything but 0 gets BADVERS.
-    pub version: u8,
-    /// The DO (DNSSEC OK) bit.
-    pub do_bit: bool,
-    /// The whole 16-bit flags field (DO and the Z bits).
-    pub flags: u16,
-    /// The raw option bytes (RDATA), already validated.
-    pub options: &'a [u8],
-}
-
-impl<'a> Opt<'a> {
-    /// Iterates `(code, data)` over the options.
-    #[inline]
-    pub fn iter(&self) -> EdnsOptions<'a> {
-        EdnsOptions { rest: self.options }
-    }
-
-    /// The data of the first option with `code`, if any (e.g. NSID, COOKIE).
-    pub fn option(&self, code: u16) -> Option<&'a [u8]> {
-        self.iter().find(|(c, _)| *c == code).map(|(_, d)| d)
-    }
-
-    fn from_record(msg: &'a [u8], r: &Record) -> Opt<'a> {
-        let t = r.ttl_offset;
-        let fl = get_u16(msg, t + 2);
-        Opt {
-            udp_size: r.class,
-            ext_rcode: msg[t],
-            version: msg[t + 1],
-            do_bit: fl & 0x8000 != 0,
-            flags: fl,
-            options: &msg[r.rdata.clone()],
-        }
-    }
-}
-
-/// Iterator over the `(code, data)` pairs of EDNS option bytes; stops at
-/// the first malformed option.
-#[derive(Clone, Debug)]
-pub struct EdnsOptions<'a> {
-    rest: &'a [u8],
-}
-
-impl<'a> EdnsOptions<'a> {
-    /// Iterates raw option bytes (e.g. a reply's OPT RDATA).
-    #[inline]
-    pub fn new(options: &'a [u8]) -> Self {
-        EdnsOptions { rest: options }
-    }
-}
-
-impl<'a> Iterator for EdnsOptions<'a> {
-    type Item = (u16, &'a [u8]);
-
-    #[inline]
-    fn next(&mut self) -> Option<(u16, &'a [u8])> {
-        if self.rest.len() < 4 {
-            return None;
-        }
-        let code = get_u16(self.rest, 0);
-        let len = get_u16(self.rest, 2) as usize;
-        let data = self.rest.get(4..4 + len)?;
-        self.rest = &self.rest[4 + len..];
-        Some((code, data))
     }
 }
 
@@ -165,51 +92,6 @@ fn parse_question(p: &[u8]) -> Option<QuestionPos> {
         qtype,
         qclass,
     })
-}
-
-/// EDNS(0) option checks that make miekg's OPT unpack fail (and so FORMERR).
-fn options_valid(opts: &[u8]) -> bool {
-    let mut o = 0;
-    while o < opts.len() {
-        if o + 4 > opts.len() {
-            return false;
-        }
-        let code = get_u16(opts, o);
-        let len = get_u16(opts, o + 2) as usize;
-        o += 4;
-        if o + len > opts.len() {
-            return false;
-        }
-        let d = &opts[o..o + len];
-        let ok = match code {
-            edns::LLQ => d.len() >= 18,
-            edns::UL => d.len() == 4 || d.len() == 8,
-            edns::SUBNET => subnet_valid(d),
-            edns::EXPIRE => d.is_empty() || d.len() >= 4,
-            edns::TCP_KEEPALIVE => d.is_empty() || d.len() == 2,
-            edns::EDE => d.len() >= 2,
-            _ => true,
-        };
-        if !ok {
-            return false;
-        }
-        o += len;
-    }
-    true
-}
-
-/// miekg's `EDNS0_SUBNET.unpack` checks.
-fn subnet_valid(d: &[u8]) -> bool {
-    if d.len() < 4 {
-        return false;
-    }
-    let (family, mask, scope) = (get_u16(d, 0), d[2], d[3]);
-    match family {
-        0 => mask == 0,
-        1 => mask <= 32 && scope <= 32,
-        2 => mask <= 128 && scope <= 128,
-        _ => false,
-    }
 }
 
 /// RDATA checks for the types that can legitimately appear in a query
@@ -506,7 +388,7 @@ pub fn reject_reply(packet: &[u8], rcode: u8, out: &mut Vec<u8>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::consts::class;
+    use crate::wire::consts::{class, edns};
 
     /// Builds a query: header with `flags` and counts, question `name`
     /// type/class, then `rest` appended verbatim.
