@@ -1,9 +1,8 @@
 //! What CoreDNS's ScrubWriter does to every reply (`request.SizeAndDo` then
-//! `Scrub`/miekg `Truncate`), done in place on the wire bytes, plus the
-//! BADVERS reply CoreDNS writes before any plugin runs.
+//! `Scrub`/miekg `Truncate`), done in place on the wire bytes.
 
-use super::consts::{MAX_MSG_SIZE, MIN_UDP_SIZE, edns, flags, opcode, rtype};
-use super::header::{Section, count, put_u16, set_count, set_flag, write_header};
+use super::consts::{MAX_MSG_SIZE, MIN_UDP_SIZE, edns, flags, rtype};
+use super::header::{Section, count, put_u16, set_count, set_flag};
 use super::opt::Opt;
 use super::query::Query;
 use super::records::records;
@@ -241,32 +240,12 @@ fn truncate(reply: &mut Vec<u8>, limit: usize, opt: Option<OptPos>) {
     set_flag(reply, flags::TC, true);
 }
 
-/// Writes CoreDNS's BADVERS reply (`edns.Version`) into `out`: the header
-/// of miekg `SetReply` (ID, QR, opcode, RD/CD for QUERY), the question
-/// echoed, header rcode 0 and one OPT with extended rcode 1 (BADVERS = 16),
-/// version 0, no flags, no options and UDP size 0 (CoreDNS builds a fresh
-/// OPT and never sets its size). CoreDNS writes it without the ScrubWriter,
-/// so do not pass it through [`finalize`].
-pub fn badvers_reply(query: &Query<'_>, out: &mut Vec<u8>) {
-    out.clear();
-    let op = query.opcode();
-    let mut word = flags::QR | (u16::from(op & 0xF) << 11);
-    if op == opcode::QUERY {
-        word |= query.flags() & (flags::RD | flags::CD);
-    }
-    write_header(out, query.id(), word, [1, 0, 0, 1]);
-    out.extend_from_slice(query.qname_bytes());
-    out.extend_from_slice(&query.qtype().to_be_bytes());
-    out.extend_from_slice(&query.qclass().to_be_bytes());
-    out.extend_from_slice(&[0, 0, 41, 0, 0, 1, 0, 0, 0, 0, 0]);
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::consts::{class, rcode};
-    use crate::header::get_u16;
-    use crate::writer::{MessageWriter, Owner};
+    use crate::wire::consts::{class, rcode};
+    use crate::wire::header::{get_u16, write_header};
+    use crate::wire::writer::{MessageWriter, Owner};
 
     fn opt_rr(udp: u16, ext: u8, ver: u8, fl: u16, opts: &[u8]) -> Vec<u8> {
         let mut v = vec![0, 0, 41];
@@ -454,21 +433,6 @@ mod tests {
         let (udp, ttl, rd) = opt_of(&out).unwrap();
         assert_eq!((udp, ttl), (2048, [1, 0, 0x80, 0]));
         assert!(rd.is_empty());
-    }
-
-    #[test]
-    fn badvers_reply_like_coredns() {
-        let p = query(Some(opt_rr(2048, 0, 1, 0x8000, &[])));
-        let q = Query::parse(&p).unwrap();
-        let mut out = Vec::new();
-        badvers_reply(&q, &mut out);
-        #[rustfmt::skip]
-        let want: Vec<u8> = [
-            &[0, 7, 0x81, 0x00, 0, 1, 0, 0, 0, 0, 0, 1][..],
-            b"\x07Example\x03org\x00\x00\x01\x00\x01",
-            &[0, 0, 41, 0, 0, 1, 0, 0, 0, 0, 0],
-        ].concat();
-        assert_eq!(out, want);
     }
 
     #[test]

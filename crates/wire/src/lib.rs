@@ -24,6 +24,7 @@
 #![warn(missing_docs)]
 
 mod consts;
+mod error_reply;
 mod finalize;
 mod header;
 mod mnemonic;
@@ -40,11 +41,12 @@ pub use consts::{
     HEADER_LEN, MAX_LABEL_LEN, MAX_MSG_SIZE, MAX_NAME_LEN, MIN_UDP_SIZE, QUESTION_OFFSET,
     QUESTION_POINTER, class, edns, flags, opcode, rcode, rtype,
 };
-pub use finalize::{badvers_reply, finalize, fit};
+pub use error_reply::{badvers_reply, reject_reply};
+pub use finalize::{finalize, fit};
 pub use header::{Section, header_rcode};
 pub use mnemonic::{ClassName, RcodeName, TypeName, class_name, rcode_name, type_name};
 pub use name::{Labels, Lowercase, Name, NameError, Suffixes, name_to_wire};
 pub use opt::{EdnsOptions, Opt};
-pub use query::{Query, Reject, reject_reply};
+pub use query::{Query, Reject};
 pub use records::{Record, RecordIter, WireError, records};
 pub use writer::{MessageWriter, Owner, WriteError};

@@ -3,7 +3,7 @@
 //! and the header-only replies miekg sends when it rejects a query.
 
 use super::consts::{HEADER_LEN, MAX_MSG_SIZE, MIN_UDP_SIZE, flags, opcode, rcode, rtype};
-use super::header::{Section, count, get_u16, write_header};
+use super::header::{Section, count, get_u16};
 use super::name::{Name, walk_compressed, walk_uncompressed};
 use super::opt::{Opt, options_valid};
 use super::records::{Record, parse_rr};
@@ -13,19 +13,19 @@ use super::records::{Record, parse_rr};
 pub enum Reject {
     /// Send nothing: shorter than a header, or a response (QR=1).
     Drop,
-    /// Answer FORMERR with [`reject_reply`]: bad counts or a body that does
+    /// Answer FORMERR with [`reject_reply`](super::reject_reply): bad counts or a body that does
     /// not unpack.
     FormErr,
-    /// Answer NOTIMP with [`reject_reply`]: opcode other than QUERY/NOTIFY.
+    /// Answer NOTIMP with [`reject_reply`](super::reject_reply): opcode other than QUERY/NOTIFY.
     NotImp,
-    /// Answer SERVFAIL with [`reject_reply`]: a bare 12-byte header with
+    /// Answer SERVFAIL with [`reject_reply`](super::reject_reply): a bare 12-byte header with
     /// QDCOUNT=1. miekg unpacks it as a message without a question and
     /// CoreDNS's `ServeDNS` answers that with SERVFAIL.
     ServFail,
 }
 
 impl Reject {
-    /// The rcode to pass to [`reject_reply`], `None` for [`Reject::Drop`].
+    /// The rcode to pass to [`reject_reply`](super::reject_reply), `None` for [`Reject::Drop`].
     #[inline]
     pub fn rcode(self) -> Option<u8> {
         match self {
@@ -51,16 +51,16 @@ pub struct Query<'a> {
 
 /// Offsets of a parsed question.
 #[derive(Clone, Copy, Debug)]
-struct QuestionPos {
-    qname_end: usize,
-    question_end: usize,
-    qtype: u16,
-    qclass: u16,
+pub(super) struct QuestionPos {
+    pub(super) qname_end: usize,
+    pub(super) question_end: usize,
+    pub(super) qtype: u16,
+    pub(super) qclass: u16,
 }
 
 /// miekg's `DefaultMsgAcceptFunc` count rules.
 #[inline]
-fn counts_acceptable(p: &[u8]) -> bool {
+pub(super) fn counts_acceptable(p: &[u8]) -> bool {
     get_u16(p, 4) == 1 && get_u16(p, 6) <= 1 && get_u16(p, 8) <= 1 && get_u16(p, 10) <= 2
 }
 
@@ -68,7 +68,7 @@ fn counts_acceptable(p: &[u8]) -> bool {
 /// miekg's `unpackQuestion`, a question that ends right after the name or
 /// after the type is accepted with the missing fields as 0.
 #[inline]
-fn parse_question(p: &[u8]) -> Option<QuestionPos> {
+pub(super) fn parse_question(p: &[u8]) -> Option<QuestionPos> {
     let n = walk_uncompressed(p, HEADER_LEN, p.len()).ok()?;
     let mut off = n.end;
     let (mut qtype, mut qclass) = (0, 0);
@@ -320,75 +320,12 @@ impl<'a> Query<'a> {
     }
 }
 
-/// Writes the reply miekg/CoreDNS sends for a rejected query into `out`
-/// (cleared first) and returns true, or returns false when `packet` is too
-/// short to answer (nothing is written).
-///
-/// * `FORMERR` (miekg `SetRcodeFormatError`): ID echoed, QR=1, opcode 0,
-///   AA and Z cleared, TC/RD/RA/AD/CD echoed, no records. The question is
-///   echoed only when the header passed the accept checks and the question
-///   unpacked (miekg keeps `req.Question` when a later section failed).
-/// * `NOTIMP`: as FORMERR but the opcode is echoed and no question.
-/// * any other rcode (SERVFAIL for [`Reject::ServFail`]): miekg `SetRcode`:
-///   ID and opcode echoed, RD/CD echoed for QUERY, question echoed if it
-///   parses.
-///
-/// Only the low 4 bits of `rcode` are written; no OPT is added.
-pub fn reject_reply(packet: &[u8], rcode: u8, out: &mut Vec<u8>) -> bool {
-    if packet.len() < HEADER_LEN {
-        return false;
-    }
-    out.clear();
-    let fl = get_u16(packet, 2);
-    let op = ((fl >> 11) & 0xF) as u8;
-    let low = u16::from(rcode & 0xF);
-    let echoed = fl & (flags::TC | flags::RD | flags::RA | flags::AD | flags::CD);
-    let accepted_header = fl & flags::QR == 0
-        && (op == opcode::QUERY || op == opcode::NOTIFY)
-        && counts_acceptable(packet);
-    let (word, question) = match rcode {
-        rcode::FORMERR => (
-            flags::QR | echoed | low,
-            if accepted_header {
-                parse_question(packet)
-            } else {
-                None
-            },
-        ),
-        rcode::NOTIMP => (flags::QR | (fl & flags::OPCODE_MASK) | echoed | low, None),
-        _ => {
-            let mut w = flags::QR | (fl & flags::OPCODE_MASK) | low;
-            if op == opcode::QUERY {
-                w |= fl & (flags::RD | flags::CD);
-            }
-            (
-                w,
-                if get_u16(packet, 4) > 0 {
-                    parse_question(packet)
-                } else {
-                    None
-                },
-            )
-        }
-    };
-    write_header(
-        out,
-        get_u16(packet, 0),
-        word,
-        [u16::from(question.is_some()), 0, 0, 0],
-    );
-    if let Some(q) = question {
-        out.extend_from_slice(&packet[HEADER_LEN..q.qname_end]);
-        out.extend_from_slice(&q.qtype.to_be_bytes());
-        out.extend_from_slice(&q.qclass.to_be_bytes());
-    }
-    true
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::wire::consts::{class, edns};
+    use crate::wire::header::write_header;
+    use crate::wire::reject_reply;
 
     /// Builds a query: header with `flags` and counts, question `name`
     /// type/class, then `rest` appended verbatim.
@@ -687,55 +624,5 @@ mod tests {
         // trailing garbage after the counted records is ignored
         let p = build(0, [1, 0, 0, 0], Q, &[1, 2, 3]);
         assert!(Query::parse(&p).is_ok());
-    }
-
-    #[test]
-    fn formerr_reply_like_miekg() {
-        let mut out = Vec::new();
-        // bad counts: header only, opcode forced to 0, TC/RD/RA/AD/CD echoed,
-        // AA and Z cleared
-        let fl = (4 << 11)
-            | flags::AA
-            | flags::TC
-            | flags::RD
-            | flags::RA
-            | flags::Z
-            | flags::AD
-            | flags::CD;
-        let p = build(fl, [2, 0, 0, 0], Q, &[]);
-        assert_eq!(Query::parse(&p).unwrap_err(), Reject::FormErr);
-        assert!(reject_reply(&p, rcode::FORMERR, &mut out));
-        let want_flags = flags::QR | flags::TC | flags::RD | flags::RA | flags::AD | flags::CD | 1;
-        assert_eq!(
-            out[..4],
-            [0xBE, 0xEF, (want_flags >> 8) as u8, want_flags as u8]
-        );
-        assert_eq!(out[4..], [0; 8]);
-        // body failure after a good question: the question is echoed
-        let p = build(flags::RD, [1, 1, 0, 0], Q, &[0xC0]);
-        assert_eq!(Query::parse(&p).unwrap_err(), Reject::FormErr);
-        assert!(reject_reply(&p, rcode::FORMERR, &mut out));
-        assert_eq!(out[..12], [0xBE, 0xEF, 0x81, 0x01, 0, 1, 0, 0, 0, 0, 0, 0]);
-        assert_eq!(&out[12..], Q);
-        // bad question: no question
-        let p = build(0, [1, 0, 0, 0], b"\xC0\x0C\x00\x01\x00\x01", &[]);
-        assert!(reject_reply(&p, rcode::FORMERR, &mut out));
-        assert_eq!(out.len(), 12);
-        assert_eq!(out[5], 0);
-        // too short
-        assert!(!reject_reply(&[1, 2, 3], rcode::FORMERR, &mut out));
-    }
-
-    #[test]
-    fn notimp_reply_like_miekg() {
-        let mut out = Vec::new();
-        let p = build((5 << 11) | flags::RD | flags::AA, [1, 0, 0, 0], Q, &[]);
-        assert_eq!(Query::parse(&p).unwrap_err(), Reject::NotImp);
-        assert!(reject_reply(&p, rcode::NOTIMP, &mut out));
-        let want = flags::QR | (5 << 11) | flags::RD | 4;
-        assert_eq!(
-            out,
-            [&[0xBE, 0xEF][..], &want.to_be_bytes(), &[0; 8]].concat()
-        );
     }
 }
