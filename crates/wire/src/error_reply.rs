@@ -3,7 +3,7 @@
 //! CoreDNS's BADVERS for an EDNS version it does not speak.
 
 use super::consts::{HEADER_LEN, flags, opcode, rcode};
-use super::header::{get_u16, write_header};
+use super::header::{Header, write_header};
 use super::query::{Query, counts_acceptable, parse_question};
 
 /// Writes the reply miekg/CoreDNS sends for a rejected query into `out`
@@ -21,17 +21,16 @@ use super::query::{Query, counts_acceptable, parse_question};
 ///
 /// Only the low 4 bits of `rcode` are written; no OPT is added.
 pub fn reject_reply(packet: &[u8], rcode: u8, out: &mut Vec<u8>) -> bool {
-    if packet.len() < HEADER_LEN {
+    let Some(h) = Header::of(packet) else {
         return false;
-    }
+    };
     out.clear();
-    let fl = get_u16(packet, 2);
-    let op = ((fl >> 11) & 0xF) as u8;
+    let fl = h.flags();
+    let op = h.opcode();
     let low = u16::from(rcode & 0xF);
     let echoed = fl & (flags::TC | flags::RD | flags::RA | flags::AD | flags::CD);
-    let accepted_header = fl & flags::QR == 0
-        && (op == opcode::QUERY || op == opcode::NOTIFY)
-        && counts_acceptable(packet);
+    let accepted_header =
+        !h.qr() && (op == opcode::QUERY || op == opcode::NOTIFY) && counts_acceptable(h);
     let (word, question) = match rcode {
         rcode::FORMERR => (
             flags::QR | echoed | low,
@@ -49,7 +48,7 @@ pub fn reject_reply(packet: &[u8], rcode: u8, out: &mut Vec<u8>) -> bool {
             }
             (
                 w,
-                if get_u16(packet, 4) > 0 {
+                if h.qdcount() > 0 {
                     parse_question(packet)
                 } else {
                     None
@@ -57,12 +56,7 @@ pub fn reject_reply(packet: &[u8], rcode: u8, out: &mut Vec<u8>) -> bool {
             )
         }
     };
-    write_header(
-        out,
-        get_u16(packet, 0),
-        word,
-        [u16::from(question.is_some()), 0, 0, 0],
-    );
+    write_header(out, h.id(), word, [u16::from(question.is_some()), 0, 0, 0]);
     if let Some(q) = question {
         out.extend_from_slice(&packet[HEADER_LEN..q.qname_end]);
         out.extend_from_slice(&q.qtype.to_be_bytes());

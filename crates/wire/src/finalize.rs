@@ -1,8 +1,9 @@
 //! What CoreDNS's ScrubWriter does to every reply (`request.SizeAndDo` then
 //! `Scrub`/miekg `Truncate`), done in place on the wire bytes.
 
+use super::be::put_u16;
 use super::consts::{MAX_MSG_SIZE, MIN_UDP_SIZE, edns, flags, rtype};
-use super::header::{Section, count, put_u16, set_count, set_flag};
+use super::header::{Header, HeaderMut, Section};
 use super::opt::Opt;
 use super::query::Query;
 use super::records::records;
@@ -160,7 +161,7 @@ fn normalise_opt(reply: &mut Vec<u8>, o: OptPos, q: &Opt<'_>) -> OptPos {
 /// Appends the request's OPT (CoreDNS reuses it) with version 0, flags
 /// cleared except DO, and the supported options.
 fn append_opt(reply: &mut Vec<u8>, q: &Opt<'_>) -> Option<OptPos> {
-    let ar = count(reply, Section::Additional);
+    let ar = Header::new(reply).arcount();
     if ar == u16::MAX {
         return None;
     }
@@ -185,7 +186,7 @@ fn append_opt(reply: &mut Vec<u8>, q: &Opt<'_>) -> Option<OptPos> {
     // The kept options are a subset of the query's OPT RDATA: fits in u16.
     let rdlen = (reply.len() - rd_start) as u16;
     put_u16(reply, rd_start - 2, rdlen);
-    set_count(reply, Section::Additional, ar + 1);
+    HeaderMut::new(reply).set_count(Section::Additional, ar + 1);
     Some(OptPos {
         start,
         owner_end: start + 1,
@@ -230,21 +231,19 @@ fn truncate(reply: &mut Vec<u8>, limit: usize, opt: Option<OptPos>) {
         _ => cut,
     };
     reply.truncate(new_len);
-    set_count(reply, Section::Answer, kept[0]);
-    set_count(reply, Section::Authority, kept[1]);
-    set_count(
-        reply,
-        Section::Additional,
-        kept[2] + u16::from(opt.is_some()),
-    );
-    set_flag(reply, flags::TC, true);
+    let mut h = HeaderMut::new(reply);
+    h.set_count(Section::Answer, kept[0]);
+    h.set_count(Section::Authority, kept[1]);
+    h.set_count(Section::Additional, kept[2] + u16::from(opt.is_some()));
+    h.set_flag(flags::TC, true);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wire::be::get_u16;
     use crate::wire::consts::{class, rcode};
-    use crate::wire::header::{get_u16, write_header};
+    use crate::wire::header::write_header;
     use crate::wire::writer::{MessageWriter, Owner};
 
     fn opt_rr(udp: u16, ext: u8, ver: u8, fl: u16, opts: &[u8]) -> Vec<u8> {

@@ -23,6 +23,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod be;
 mod consts;
 mod error_reply;
 mod finalize;
@@ -43,7 +44,7 @@ pub use consts::{
 };
 pub use error_reply::{badvers_reply, reject_reply};
 pub use finalize::{finalize, fit};
-pub use header::{Section, header_rcode};
+pub use header::{Header, HeaderMut, Section, header_rcode};
 pub use mnemonic::{ClassName, RcodeName, TypeName, class_name, rcode_name, type_name};
 pub use name::{Labels, Lowercase, Name, NameError, Suffixes, name_to_wire};
 pub use opt::{EdnsOptions, Opt};

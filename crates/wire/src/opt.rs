@@ -2,8 +2,8 @@
 //! fields, an iterator over its options, and the option checks that make
 //! miekg/dns reject a message.
 
+use super::be::get_u16;
 use super::consts::edns;
-use super::header::get_u16;
 use super::records::Record;
 
 /// The EDNS(0) OPT record of a query, borrowed from the packet.

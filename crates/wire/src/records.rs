@@ -5,8 +5,9 @@
 use std::fmt;
 use std::ops::Range;
 
+use super::be::get_u16;
 use super::consts::HEADER_LEN;
-use super::header::{Section, count, get_u16};
+use super::header::{Header, Section};
 use super::name::{NameError, walk_compressed};
 
 /// Why a message could not be walked.
@@ -169,11 +170,11 @@ impl Iterator for RecordIter<'_> {
 /// an iterator over the answer, authority and additional records as the
 /// header counts them.
 pub fn records(msg: &[u8]) -> Result<RecordIter<'_>, WireError> {
-    if msg.len() < HEADER_LEN {
+    let Some(h) = Header::of(msg) else {
         return Err(WireError::TooShort);
-    }
+    };
     let mut off = HEADER_LEN;
-    for _ in 0..get_u16(msg, 4) {
+    for _ in 0..h.qdcount() {
         let n = walk_compressed(msg, off, msg.len())?;
         off = n.end + 4;
         if off > msg.len() {
@@ -185,9 +186,9 @@ pub fn records(msg: &[u8]) -> Result<RecordIter<'_>, WireError> {
         off,
         question_end: off,
         remaining: [
-            count(msg, Section::Answer),
-            count(msg, Section::Authority),
-            count(msg, Section::Additional),
+            h.count(Section::Answer),
+            h.count(Section::Authority),
+            h.count(Section::Additional),
         ],
         section: 0,
         failed: false,

@@ -6,7 +6,8 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 use hickory_proto::op::{Edns, Message, MessageType, OpCode};
 use hickory_proto::rr::{Name as HName, RData, RecordType};
 
-use super::header::{get_u16, write_header};
+use super::be::get_u16;
+use super::header::write_header;
 use super::*;
 
 fn hickory_query(name: &str, qtype: RecordType, edns: Option<(u16, bool)>) -> Vec<u8> {

@@ -4,10 +4,11 @@
 
 use std::fmt;
 
+use super::be::put_u16;
 use super::consts::{
     MAX_LABEL_LEN, MAX_MSG_SIZE, MAX_NAME_LEN, MIN_UDP_SIZE, QUESTION_POINTER, flags, opcode, rtype,
 };
-use super::header::{Section, put_u16, set_count, set_flag, write_header};
+use super::header::{HeaderMut, Section, write_header};
 use super::name::Name;
 use super::query::Query;
 
@@ -101,25 +102,25 @@ impl<'b> MessageWriter<'b> {
     /// Sets or clears AA.
     #[inline]
     pub fn set_aa(&mut self, on: bool) {
-        set_flag(self.out, flags::AA, on);
+        HeaderMut::new(self.out).set_flag(flags::AA, on);
     }
 
     /// Sets or clears RA.
     #[inline]
     pub fn set_ra(&mut self, on: bool) {
-        set_flag(self.out, flags::RA, on);
+        HeaderMut::new(self.out).set_flag(flags::RA, on);
     }
 
     /// Sets or clears TC.
     #[inline]
     pub fn set_tc(&mut self, on: bool) {
-        set_flag(self.out, flags::TC, on);
+        HeaderMut::new(self.out).set_flag(flags::TC, on);
     }
 
     /// Sets or clears AD.
     #[inline]
     pub fn set_ad(&mut self, on: bool) {
-        set_flag(self.out, flags::AD, on);
+        HeaderMut::new(self.out).set_flag(flags::AD, on);
     }
 
     /// Replaces the rcode (low 4 bits in the header, the rest kept for
@@ -214,7 +215,7 @@ impl<'b> MessageWriter<'b> {
         self.section = section;
         let i = section as usize;
         self.counts[i] += 1;
-        set_count(self.out, section, self.counts[i]);
+        HeaderMut::new(self.out).set_count(section, self.counts[i]);
         if rtype == rtype::OPT && section == Section::Additional {
             self.opt_ttl = Some(ttl_off);
         }
@@ -297,7 +298,7 @@ impl<'b> MessageWriter<'b> {
                     self.out
                         .extend_from_slice(&(MIN_UDP_SIZE as u16).to_be_bytes());
                     self.out.extend_from_slice(&[ext, 0, 0, 0, 0, 0]);
-                    set_count(self.out, Section::Additional, self.counts[2] + 1);
+                    HeaderMut::new(self.out).set_count(Section::Additional, self.counts[2] + 1);
                 }
             }
         }
