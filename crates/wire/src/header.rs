@@ -160,7 +160,8 @@ impl<'a> Header<'a> {
     }
 
     /// The header's rcode: the low 4 bits only. An extended rcode (16 and
-    /// up) also needs the upper bits in the OPT record.
+    /// up) also needs the OPT record's upper bits; see
+    /// [`reply::full_rcode`](super::reply::full_rcode).
     #[inline]
     pub fn rcode(self) -> u8 {
         (self.flags() & flags::RCODE_MASK) as u8

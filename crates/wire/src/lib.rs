@@ -33,6 +33,7 @@ mod name;
 mod opt;
 mod query;
 mod records;
+pub mod reply;
 mod writer;
 
 #[cfg(test)]
