@@ -24,6 +24,7 @@
 #![warn(missing_docs)]
 
 pub mod be;
+mod builder;
 mod consts;
 mod error_reply;
 mod finalize;
@@ -39,6 +40,7 @@ mod writer;
 #[cfg(test)]
 mod tests;
 
+pub use builder::QueryBuilder;
 pub use consts::{
     HEADER_LEN, MAX_LABEL_LEN, MAX_MSG_SIZE, MAX_NAME_LEN, MIN_UDP_SIZE, QUESTION_OFFSET,
     QUESTION_POINTER, class, edns, flags, opcode, rcode, rtype,

@@ -478,3 +478,33 @@ fn acceptance_agrees_with_hickory_on_valid_queries() {
         assert_eq!(type_name(q.qtype()).to_string(), t.to_string());
     }
 }
+
+#[test]
+fn built_queries_are_byte_for_byte_hickorys() {
+    for (name, wire, qtype, edns) in [
+        (
+            "WwW.Example.org.",
+            &b"\x03WwW\x07Example\x03org\x00"[..],
+            RecordType::AAAA,
+            None,
+        ),
+        (
+            "a.b.",
+            b"\x01a\x01b\x00",
+            RecordType::NS,
+            Some((1232, true)),
+        ),
+        (".", b"\x00", RecordType::SOA, Some((4096, false))),
+    ] {
+        let mut ours =
+            QueryBuilder::new(Name::from_wire(wire).unwrap(), u16::from(qtype)).id(0x4242);
+        if let Some((size, do_bit)) = edns {
+            ours = ours.edns(size, do_bit);
+        }
+        assert_eq!(
+            ours.build(),
+            hickory_query(name, qtype, edns),
+            "{name} {qtype}"
+        );
+    }
+}
