@@ -10,6 +10,7 @@
 
 use super::idmap::IdMap;
 use super::split::{Half, split};
+use crate::wire::{Header, HeaderMut};
 use futures_lite::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use ringdns_plugin::glommio::sync::RwLock;
 use std::cell::{Cell, RefCell};
@@ -130,11 +131,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin + 'static> Conn<S> {
                 break;
             }
             self.last_read.set(Instant::now());
-            if n < 12 {
+            let Some(id) = Header::of(&buf).map(Header::id) else {
                 self.mismatched.set(self.mismatched.get() + 1);
                 continue;
-            }
-            let id = u16::from_be_bytes([buf[0], buf[1]]);
+            };
             let slot = self.pending.borrow_mut().remove(&id);
             match slot {
                 Some(slot) => {
@@ -236,8 +236,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin + 'static> Conn<S> {
         self.last_used.set(sent_at);
         let mut frame = Vec::with_capacity(query.len() + 2);
         frame.extend_from_slice(&(query.len() as u16).to_be_bytes());
-        frame.extend_from_slice(&id.to_be_bytes());
-        frame.extend_from_slice(&query[2..]);
+        frame.extend_from_slice(query);
+        HeaderMut::new(&mut frame[2..]).set_id(id);
         let left = deadline.saturating_duration_since(sent_at);
         let write = async {
             let mut w = self

@@ -23,6 +23,12 @@ mod upstream;
 pub use config::{ForwardConfig, HealthCheck, Policy, TlsSettings, Upstream, UpstreamProto};
 pub use counters::{PROTOS, RuleCounters, UpstreamCounters};
 
+use crate::corefile::{Dispenser, Error};
+use crate::plugin::{
+    BlockSetup, CoreInfo, Handler, Plugin, PluginError, Proto, Request, Status, next_or_failure,
+};
+use crate::wire::rcode::{FORMERR, NOERROR, REFUSED, SERVFAIL};
+use crate::wire::{Header, HeaderMut, Name, name_to_wire};
 use health::Health;
 use ringdns_plugin::corefile::{Dispenser, Error};
 use ringdns_plugin::wire::rcode::{FORMERR, NOERROR, REFUSED, SERVFAIL};
@@ -389,7 +395,7 @@ async fn forward_one(inner: &Rc<Inner>, ri: usize, req: &mut Request<'_>) -> Don
                 }
             };
             match r {
-                Ok(()) if via == Via::Udp && cfg.prefer_udp && req.reply[2] & 0x02 != 0 => {
+                Ok(()) if via == Via::Udp && cfg.prefer_udp && Header::new(req.reply).tc() => {
                     // The attempt now ends with the TCP exchange, not this reply.
                     ask.answered = None;
                     via = Via::Tcp
@@ -449,23 +455,10 @@ async fn forward_one(inner: &Rc<Inner>, ri: usize, req: &mut Request<'_>) -> Don
 }
 
 /// The reply's rcode with the OPT's extended bits (BADVERS, BADCOOKIE, …), so `next` and
-/// `failover` can name them; replies without an OPT cost no walk.
+/// `failover` can name them; replies without an OPT cost no walk. A `u8`, as the rules and
+/// counters index it: an extended rcode past 255 keeps its low 8 bits.
 fn full_rcode(reply: &[u8]) -> u8 {
-    let low = reply[3] & 0x0f;
-    if reply[10..12] == [0, 0] {
-        return low;
-    }
-    let ext = ringdns_plugin::wire::records(reply)
-        .ok()
-        .and_then(|mut rs| {
-            rs.find_map(|r| {
-                r.ok()
-                    .filter(|r| r.rtype == ringdns_plugin::wire::rtype::OPT)
-                    .map(|r| reply[r.ttl_offset])
-            })
-        })
-        .unwrap_or(0);
-    (ext << 4) | low
+    crate::wire::reply::full_rcode(reply).map_or(0, |r| r as u8)
 }
 
 fn proto_name(v: Via) -> &'static str {
@@ -474,8 +467,8 @@ fn proto_name(v: Via) -> &'static str {
 
 /// Hands the upstream's reply to the client: its own ID back, the server's last touches.
 fn written(req: &mut Request<'_>, client_id: u16, rcode: u8) -> Done {
-    req.reply[0..2].copy_from_slice(&client_id.to_be_bytes());
-    let nodata = rcode == NOERROR && req.reply[6..8] == [0, 0];
+    HeaderMut::new(req.reply).set_id(client_id);
+    let nodata = rcode == NOERROR && Header::new(req.reply).ancount() == 0;
     req.finalize_reply();
     Done::Written(rcode, nodata)
 }

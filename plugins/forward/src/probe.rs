@@ -4,6 +4,7 @@
 
 use super::config::UpstreamProto;
 use super::{Inner, Rule, dial};
+use crate::wire::{Header, Name, QueryBuilder, rtype};
 use futures_lite::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use std::rc::Rc;
 use std::time::Duration;
@@ -42,26 +43,26 @@ pub(super) fn start(inner: &Rc<Inner>, ri: usize, ui: usize) {
     .detach();
 }
 
-/// The probe query: `NS` for the health-check domain, RD unless `no_rec`.
-fn query(rule: &Rule, id: u16) -> Vec<u8> {
-    let mut q = Vec::with_capacity(16 + rule.probe_name.len());
-    q.extend_from_slice(&id.to_be_bytes());
-    q.extend_from_slice(if rule.cfg.health_check.recursion_desired {
-        &[1, 0]
-    } else {
-        &[0, 0]
-    });
-    q.extend_from_slice(&[0, 1, 0, 0, 0, 0, 0, 0]);
-    q.extend_from_slice(&rule.probe_name);
-    q.extend_from_slice(&[0, 2, 0, 1]);
-    q
+/// The probe query: `NS` for the health-check domain, RD unless `no_rec`. `None` only if
+/// the domain were no wire name (setup made it with `name_to_wire`).
+fn query(rule: &Rule, id: u16) -> Option<Vec<u8>> {
+    let name = Name::from_wire(&rule.probe_name).ok()?;
+    let rd = rule.cfg.health_check.recursion_desired;
+    Some(QueryBuilder::new(name, rtype::NS).id(id).rd(rd).build())
+}
+
+/// A reply to the probe: any message with its ID.
+fn has_id(reply: &[u8], id: u16) -> bool {
+    Header::of(reply).is_some_and(|h| h.id() == id)
 }
 
 /// Asks once; true when any reply with the probe's ID comes back in time.
 pub(super) async fn once(rule: &Rule, ui: usize) -> bool {
     let up = &rule.cfg.upstreams[ui];
     let id = fastrand::u16(..);
-    let q = query(rule, id);
+    let Some(q) = query(rule, id) else {
+        return false;
+    };
     match (up.proto, rule.cfg.force_tcp) {
         (UpstreamProto::Tls, _) => {
             let Some(tls) = &rule.tls else { return false };
@@ -93,7 +94,7 @@ pub(super) async fn once(rule: &Rule, ui: usize) -> bool {
             }
             let _ = sock.set_read_timeout(Some(PROBE_TIMEOUT));
             let mut buf = [0u8; 512];
-            matches!(sock.recv(&mut buf).await, Ok(n) if n >= 12 && buf[0..2] == id.to_be_bytes())
+            matches!(sock.recv(&mut buf).await, Ok(n) if has_id(&buf[..n], id))
         }
     }
 }
@@ -108,7 +109,7 @@ async fn stream<S: AsyncRead + AsyncWrite + Unpin>(mut s: S, q: &[u8], id: u16) 
         s.read_exact(&mut len).await?;
         let mut buf = vec![0u8; usize::from(u16::from_be_bytes(len))];
         s.read_exact(&mut buf).await?;
-        Ok::<bool, std::io::Error>(buf.len() >= 12 && buf[0..2] == id.to_be_bytes())
+        Ok::<bool, std::io::Error>(has_id(&buf, id))
     };
     matches!(
         ringdns_plugin::glommio::timer::timeout(PROBE_TIMEOUT, async { Ok(exchange.await) }).await,

@@ -3,6 +3,7 @@
 //! [`RECV_BATCH`] waiting replies. A forwarded query then costs a fraction of a syscall on
 //! each side instead of one (plus a failed read per drain).
 
+use crate::wire::HeaderMut;
 use nix::errno::Errno;
 use nix::sys::socket::{
     ControlMessage, MsgFlags, MultiHeaders, SockaddrStorage, recvmmsg, sendmmsg,
@@ -29,11 +30,12 @@ pub struct OutQueue {
 }
 
 impl OutQueue {
-    /// Queues `query` to be sent with the ID `id` instead of its own.
+    /// Queues `query` (a whole message, header included) to be sent with the ID `id` instead
+    /// of its own.
     pub fn push(&mut self, id: u16, query: &[u8]) {
         let start = self.bytes.len();
-        self.bytes.extend_from_slice(&id.to_be_bytes());
-        self.bytes.extend_from_slice(&query[2..]);
+        self.bytes.extend_from_slice(query);
+        HeaderMut::new(&mut self.bytes[start..]).set_id(id);
         self.items.push((id, start, query.len()));
     }
 
@@ -157,7 +159,7 @@ mod tests {
         let (a, b) = pair();
         let mut q = OutQueue::default();
         for i in 0..40u16 {
-            q.push(i, &[i as u8; 20][..usize::from(i % 19 + 2)]);
+            q.push(i, &[i as u8; 30][..usize::from(i % 19 + 12)]);
         }
         let mut tx = Sender::default();
         let first = tx.send(a.as_raw_fd(), &q, 0).unwrap();

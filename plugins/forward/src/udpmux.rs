@@ -7,6 +7,9 @@
 
 use super::idmap::IdMap;
 use super::udpio::{self, OutQueue, Receiver, Sender};
+use crate::plugin::spare::SpareBufs;
+use crate::wire::{self, Header};
+use glommio::net::UdpSocket;
 use nix::errno::Errno;
 use ringdns_plugin::glommio::net::UdpSocket;
 use ringdns_plugin::spare::SpareBufs;
@@ -91,14 +94,6 @@ impl Future for SlotWait<'_> {
         *self.0.waker.borrow_mut() = Some(cx.waker().clone());
         Poll::Pending
     }
-}
-
-/// A reply to the query whose question is `question`: QR set, and either that question or
-/// none with an error rcode.
-fn ours(reply: &[u8], question: &[u8]) -> bool {
-    reply[2] & 0x80 != 0
-        && ((reply[4..6] == [0, 0] && reply[3] & 0x0f != 0)
-            || super::upstream::question_matches(reply, question))
 }
 
 /// One shared socket.
@@ -292,16 +287,18 @@ impl Shared {
     }
 
     fn dispatch(&self, reply: &[u8], at: Instant) {
-        if reply.len() < 12 {
+        let Some(header) = Header::of(reply) else {
             self.mismatched.set(self.mismatched.get() + 1);
             return;
-        }
-        let id = u16::from_be_bytes([reply[0], reply[1]]);
+        };
+        let id = header.id();
         let mut pending = self.pending.borrow_mut();
         // Our ID and our question (or an error rcode with no question: the upstream could
         // not parse the query); anything else is dropped and the query keeps waiting.
         let slot = match pending.get(&id) {
-            Some(s) if ours(reply, s.question()) => pending.remove(&id),
+            Some(s) if wire::reply::answers_or_rejects(reply, id, s.question()) => {
+                pending.remove(&id)
+            }
             _ => None,
         };
         drop(pending);
@@ -515,7 +512,8 @@ impl Drop for UdpMux {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ringdns_testkit::QUERY;
+    use crate::runtime::core::tests::QUERY;
+    use crate::wire::HeaderMut;
     use std::time::Duration;
 
     #[test]
@@ -528,13 +526,13 @@ mod tests {
             let mut b = [0u8; 512];
             for _ in 0..ROUNDS {
                 let (n, from) = up.recv_from(&mut b).unwrap();
-                b[2] |= 0x80;
+                HeaderMut::new(&mut b[..n]).set_flag(wire::flags::QR, true);
                 up.send_to(&b[..n], from).unwrap();
             }
         });
         ringdns_plugin::glommio::LocalExecutor::default().run(async move {
             let mux = UdpMux::new(addr, None, Rc::new(RefCell::new(Receiver::default())));
-            let question = &QUERY[12..];
+            let question = wire::Query::parse(QUERY).unwrap().question_bytes();
             let mut rng = fastrand::Rng::with_seed(7);
             for _ in 0..ROUNDS {
                 let deadline = Instant::now() + Duration::from_secs(5);

@@ -7,6 +7,7 @@ use super::conn::{Conn, ConnError};
 use super::counters::UpstreamCounters;
 use super::dial;
 use super::udpmux::{self, UdpMux};
+use crate::wire::{Header, reply};
 use futures_rustls::client::TlsStream;
 use ringdns_plugin::glommio::net::TcpStream;
 use ringdns_plugin::glommio::sync::Semaphore;
@@ -95,13 +96,6 @@ impl std::fmt::Display for ExchangeError {
     }
 }
 
-/// A reply (with our ID: the mux and the connections hand over only those) with no question
-/// and an error rcode: the upstream rejected the query.
-fn rejected(reply: &[u8]) -> Option<u8> {
-    (reply.len() >= 12 && reply[2] & 0x80 != 0 && reply[4..6] == [0, 0] && reply[3] & 0x0f != 0)
-        .then_some(reply[3] & 0x0f)
-}
-
 /// An upstream's per-core state.
 pub struct UpstreamCore {
     /// Where and how.
@@ -115,29 +109,6 @@ pub struct UpstreamCore {
     tls_backoff: DialBackoff,
     /// This core's counters for it.
     pub counters: Arc<UpstreamCounters>,
-}
-
-/// The reply repeats the question: the name without regard to case, type and class exactly.
-pub fn question_matches(reply: &[u8], question: &[u8]) -> bool {
-    let n = question.len();
-    n >= 4
-        && reply.len() >= 12 + n
-        && reply[4..6] == [0, 1]
-        && reply[12..12 + n - 4].eq_ignore_ascii_case(&question[..n - 4])
-        && reply[12 + n - 4..12 + n] == question[n - 4..]
-}
-
-/// True when `reply` is a response to `query` under `id`: QR set, same ID, one question
-/// equal to the query's (name case-insensitively, type, class).
-pub fn reply_matches(reply: &[u8], id: u16, question: &[u8]) -> bool {
-    let n = question.len();
-    n >= 4
-        && reply.len() >= 12 + n
-        && reply[0..2] == id.to_be_bytes()
-        && reply[2] & 0x80 != 0
-        && reply[4..6] == [0, 1]
-        && reply[12..12 + n - 4].eq_ignore_ascii_case(&question[..n - 4])
-        && reply[12 + n - 4..12 + n] == question[n - 4..]
 }
 
 impl UpstreamCore {
@@ -202,7 +173,9 @@ impl UpstreamCore {
         match outcome {
             udpmux::Outcome::Reply(mut r, at) => {
                 ask.answered = Some(at);
-                if let Some(rc) = rejected(&r) {
+                // The mux hands over only replies with our ID: one with no question and an
+                // error rcode is the upstream rejecting the query.
+                if let Some(rc) = reply::rejection(&r) {
                     self.udp.recycle(r);
                     return Err(ExchangeError::Rejected(rc));
                 }
@@ -345,11 +318,11 @@ impl UpstreamCore {
                 Ok(r) => {
                     pool.backoff.answered();
                     // The connection handed over the reply with the ID it sent.
-                    let id = u16::from_be_bytes([r[0], r[1]]);
-                    if let Some(rc) = rejected(&r) {
+                    let id = Header::new(&r).id();
+                    if let Some(rc) = reply::rejection(&r) {
                         return Err(ExchangeError::Rejected(rc));
                     }
-                    if !reply_matches(&r, id, ask.question) {
+                    if !reply::answers(&r, id, ask.question) {
                         self.counters.mismatched.inc();
                         return Err(ExchangeError::Timeout);
                     }
