@@ -38,8 +38,8 @@ pub struct Shared {
 /// One core's cache.
 pub struct Cache {
     shared: Arc<Shared>,
-    positive: RefCell<store::Cache>,
-    negative: RefCell<store::Cache>,
+    positive: RefCell<store::Store>,
+    negative: RefCell<store::Store>,
     /// This core's counters, per server (listener) of the block; never empty.
     counters: Box<[(String, Arc<CacheCounters>)]>,
     /// The seed of this instance's keys.
@@ -125,8 +125,8 @@ impl Serve for Cache {
             })
             .collect();
         Some(Cache {
-            positive: RefCell::new(store::Cache::new(c.success.entries, c.max_bytes)),
-            negative: RefCell::new(store::Cache::new(c.denial.entries, c.max_bytes)),
+            positive: RefCell::new(store::Store::new(c.success.entries, c.max_bytes)),
+            negative: RefCell::new(store::Store::new(c.denial.entries, c.max_bytes)),
             shared: shared.clone(),
             counters,
             keys: store::KeyState::default(),
@@ -204,7 +204,7 @@ impl Cache {
         &c[0].1
     }
 
-    fn cache(&self, w: Which) -> &RefCell<store::Cache> {
+    fn cache(&self, w: Which) -> &RefCell<store::Store> {
         match w {
             Which::Positive => &self.positive,
             Which::Negative => &self.negative,

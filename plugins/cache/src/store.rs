@@ -44,13 +44,13 @@ pub fn key(keys: &KeyState, name: &Name<'_>, qtype: u16, qclass: u16, bits: u8) 
 /// The seeded hasher state of one cache instance's keys.
 pub type KeyState = foldhash::fast::RandomState;
 
-/// One bounded cache.
+/// One bounded store of entries (the plugin keeps two: success and denial).
 ///
 /// A hit only marks its entry (no relinking: moving an entry to the warm end of a linked
 /// map touches its neighbours, two more likely cache misses on every hit); eviction takes
 /// the oldest entry, passing over marked ones once (second chance). Entries in use stay;
 /// the ones evicted are those unused since they reached the cold end.
-pub struct Cache {
+pub struct Store {
     map: Map,
     bytes: usize,
     max_entries: usize,
@@ -64,10 +64,10 @@ pub struct Evicted {
     pub entries: u64,
 }
 
-impl Cache {
+impl Store {
     /// An empty cache of at most `max_entries` entries and `max_bytes` bytes.
     pub fn new(max_entries: usize, max_bytes: usize) -> Self {
-        Cache {
+        Store {
             map: LinkedHashMap::with_hasher(Prehashed::default()),
             bytes: 0,
             max_entries: max_entries.max(1),
@@ -195,13 +195,13 @@ mod tests {
         Entry::for_test(name.as_bytes(), &[0u8; 40], &[6, 20], Instant::now())
     }
 
-    fn keys(c: &Cache) -> Vec<u64> {
+    fn keys(c: &Store) -> Vec<u64> {
         c.map.keys().copied().collect()
     }
 
     /// A cache of `capacity` entries holding `keys`, stored in that order.
-    fn holding(capacity: usize, keys: &[u64]) -> Cache {
-        let mut c = Cache::new(capacity, 0);
+    fn holding(capacity: usize, keys: &[u64]) -> Store {
+        let mut c = Store::new(capacity, 0);
         for &k in keys {
             c.insert(k, entry("x"), |_| false);
         }
@@ -250,7 +250,7 @@ mod tests {
     #[test]
     fn when_all_are_used_one_is_still_evicted_after_a_bounded_pass() {
         let n = SECOND_CHANCES as u64 * 2;
-        let mut c = Cache::new(n as usize, 0);
+        let mut c = Store::new(n as usize, 0);
         for k in 0..n {
             c.insert(k, entry("x"), |_| false);
             c.get_mut(k);
@@ -266,7 +266,7 @@ mod tests {
     #[test]
     fn the_byte_bound_holds_and_an_entry_that_cannot_fit_evicts_nothing() {
         let size = entry("a").size();
-        let mut c = Cache::new(100, size * 2);
+        let mut c = Store::new(100, size * 2);
         for k in 0..5 {
             c.insert(k, entry("a"), |_| false);
             assert!(c.bytes() <= size * 2);
