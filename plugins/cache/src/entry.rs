@@ -2,9 +2,11 @@
 //! with the offsets of their TTL fields, and writing a hit back out without allocating.
 
 use super::config::CacheConfig;
-use ringdns_plugin::wire::rcode::{NOERROR, NOTIMP, NXDOMAIN, SERVFAIL};
-use ringdns_plugin::wire::rtype::{AXFR, IXFR, NS, OPT, SOA};
-use ringdns_plugin::wire::{Name, Query, Section, records};
+use crate::wire::be::{get_u32, put_u32};
+use crate::wire::rcode::{NOERROR, NOTIMP, NXDOMAIN, SERVFAIL};
+use crate::wire::rtype::{AXFR, IXFR, NS, OPT, SOA};
+use crate::wire::{Header, HeaderMut, Name, QUESTION_OFFSET, Query, Section, flags, opcode};
+use crate::wire::{records, reply};
 use std::time::{Duration, Instant};
 
 /// Which of the two caches an entry lives in, and how its lifetime was decided.
@@ -158,24 +160,7 @@ fn clamp(ttl: u32, min: Duration, max: Duration) -> u32 {
     ttl.clamp(min.min(max), max)
 }
 
-fn get_u32(b: &[u8], off: usize) -> u32 {
-    u32::from_be_bytes([b[off], b[off + 1], b[off + 2], b[off + 3]])
-}
-
-fn set_u32(b: &mut [u8], off: usize, v: u32) {
-    b[off..off + 4].copy_from_slice(&v.to_be_bytes());
-}
-
-/// The reply repeats the question: the name without regard to case, type and class exactly.
-pub fn question_matches(reply: &[u8], question: &[u8]) -> bool {
-    let n = question.len();
-    n >= 4
-        && reply.len() >= 12 + n
-        && reply[12..12 + n - 4].eq_ignore_ascii_case(&question[..n - 4])
-        && reply[12 + n - 4..12 + n] == question[n - 4..]
-}
-
-fn under_any(name: &ringdns_plugin::wire::Name<'_>, zones: &[Vec<u8>]) -> bool {
+fn under_any(name: &crate::wire::Name<'_>, zones: &[Vec<u8>]) -> bool {
     zones.iter().any(|z| name.is_subdomain_of(z))
 }
 
@@ -191,18 +176,21 @@ pub fn build(
     disable_denial: &[Vec<u8>],
     now: Instant,
 ) -> Result<Entry, Skip> {
-    if reply.len() < 12 || reply[2] & 0x02 != 0 || (reply[2] >> 3) & 0x0f != 0 {
+    let Some(header) = Header::of(reply) else {
+        return Err(Skip::Rule);
+    };
+    if header.tc() || header.opcode() != opcode::QUERY {
         return Err(Skip::Rule);
     }
+    let rcode = header.rcode();
     let qtype = q.qtype();
     if qtype == AXFR || qtype == IXFR {
         return Err(Skip::Rule);
     }
     let question = q.question_bytes();
-    if reply[4..6] != [0, 1] || !question_matches(reply, question) {
+    if !reply::repeats_question(reply, question) {
         return Err(Skip::Mismatch);
     }
-    let rcode = reply[3] & 0x0f;
     let (mut answers, mut matching, mut ns, mut soa_neg) = (0, false, 0, None::<u32>);
     let mut min_ttl = u32::MAX;
     let mut opt: Option<std::ops::Range<usize>> = None;
@@ -291,16 +279,16 @@ pub fn build(
         } else {
             clamp(get_u32(reply, off), lo, hi).max(duration_secs)
         };
-        set_u32(reply, off, t);
+        put_u32(reply, off, t);
     }
     let end = opt.as_ref().map_or(reply.len(), |o| o.start);
     let (mut data, name_len, reply_len) =
         Entry::pack(name_lower, &reply[..end], &ttl_offsets).ok_or(Skip::Rule)?;
     if opt.is_some() {
         // The OPT is not stored: one additional record fewer.
-        let ar = &mut data[name_lower.len() + 10..name_lower.len() + 12];
-        let n = u16::from_be_bytes([ar[0], ar[1]]).saturating_sub(1);
-        ar.copy_from_slice(&n.to_be_bytes());
+        let mut header = HeaderMut::new(&mut data[name_lower.len()..]);
+        let n = header.get().arcount().saturating_sub(1);
+        header.set_count(Section::Additional, n);
     }
     Ok(Entry {
         data,
@@ -325,26 +313,17 @@ pub fn build(
 pub fn write_hit(e: &Entry, q: &Query<'_>, out: &mut Vec<u8>, ttl: impl Fn(u32) -> u32) {
     out.clear();
     out.extend_from_slice(e.reply());
-    out[0..2].copy_from_slice(&q.id().to_be_bytes());
-    let qflags = q.flags();
-    let stored = u16::from_be_bytes([out[2], out[3]]);
-    let ad_ok = q.do_bit() || q.ad();
-    let mut f = (stored & 0x8000)
-        | (qflags & 0x7800)
-        | (stored & 0x0200)
-        | (qflags & 0x0100)
-        | (stored & 0x0080);
-    if ad_ok {
-        f |= stored & 0x0020;
-    }
-    f |= qflags & 0x0010;
-    f |= stored & 0x000f;
-    out[2..4].copy_from_slice(&f.to_be_bytes());
+    let mut header = HeaderMut::new(out);
+    header.set_id(q.id());
+    let ad = if q.do_bit() || q.ad() { flags::AD } else { 0 };
+    let stored = flags::QR | flags::TC | flags::RA | ad | flags::RCODE_MASK;
+    let asked = flags::OPCODE_MASK | flags::RD | flags::CD;
+    header.set_flags((header.get().flags() & stored) | (q.flags() & asked));
     let question = q.question_bytes();
-    out[12..12 + question.len()].copy_from_slice(question);
+    out[QUESTION_OFFSET..QUESTION_OFFSET + question.len()].copy_from_slice(question);
     for off in e.ttl_offsets() {
         let t = ttl(get_u32(out, off));
-        set_u32(out, off, t);
+        put_u32(out, off, t);
     }
 }
 
@@ -363,11 +342,11 @@ mod tests {
         .unwrap();
         let build_from = |counts: [u8; 3]| {
             let mut reply = query.to_vec();
-            reply[2] = 0x81;
-            reply[3] = 0x80;
-            reply[7] = counts[0];
-            reply[9] = counts[1];
-            reply[11] = counts[2];
+            let mut header = HeaderMut::new(&mut reply);
+            header.set_flags(flags::QR | flags::RD | flags::RA);
+            for (section, n) in Section::ALL.into_iter().zip(counts) {
+                header.set_count(section, n.into());
+            }
             // A 192.0.2.1 for the question's name, then an OPT
             reply.extend_from_slice(
                 b"\xC0\x0C\x00\x01\x00\x01\x00\x00\x01\x2C\x00\x04\xC0\x00\x02\x01",

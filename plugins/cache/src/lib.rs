@@ -13,6 +13,13 @@ mod store;
 pub use config::{CacheConfig, Capacity, Prefetch, ServeStale, StaleMode};
 pub use counters::CacheCounters;
 
+use crate::corefile::{Dispenser, Error};
+use crate::plugin::{
+    BlockSetup, CoreInfo, Handler, Plugin, Request, Status, client_write, next_or_failure,
+    next_or_failure_now,
+};
+use crate::wire::rcode::{NOERROR, NXDOMAIN, SERVFAIL};
+use crate::wire::{Header, MAX_NAME_LEN, Query, name_to_wire};
 use entry::{Entry, Kind, Skip};
 use ringdns_plugin::corefile::{Dispenser, Error};
 use ringdns_plugin::wire::rcode::{NOERROR, NXDOMAIN, SERVFAIL};
@@ -524,7 +531,7 @@ impl Cache {
 /// A refresh result good enough to replace a stale entry: a NOERROR or NXDOMAIN reply,
 /// not truncated.
 fn good_refresh(reply: &[u8]) -> bool {
-    reply.len() >= 12 && reply[2] & 0x02 == 0 && matches!(reply[3] & 0x0f, NOERROR | NXDOMAIN)
+    Header::of(reply).is_some_and(|h| !h.tc() && matches!(h.rcode(), NOERROR | NXDOMAIN))
 }
 
 ringdns_plugin::export!(Cache);
