@@ -6,6 +6,12 @@
 mod classify;
 mod format;
 
+use crate::corefile::{Dispenser, Error};
+use crate::plugin::{
+    BlockSetup, CoreInfo, Handler, Plugin, Request, Status, client_write, next_or_failure,
+    next_or_failure_now,
+};
+use crate::wire::{self, Header, MessageWriter, name_to_wire};
 use classify::Class;
 use format::{Outcome, Piece};
 use ringdns_plugin::corefile::{Dispenser, Error};
@@ -164,11 +170,7 @@ impl Log {
         let outcome = Outcome {
             rcode: reply_rcode(req.reply, status.rcode),
             rsize: req.reply.len(),
-            flags: if req.reply.len() >= 4 {
-                u16::from_be_bytes([req.reply[2], req.reply[3]])
-            } else {
-                0
-            },
+            flags: Header::of(req.reply).map_or(0, Header::flags),
             duration,
         };
         if rule.classes.is_empty()
@@ -193,22 +195,7 @@ impl Log {
 
 /// The reply's full rcode: header bits plus the OPT's extended bits when present.
 fn reply_rcode(reply: &[u8], fallback: u8) -> u16 {
-    if reply.len() < 12 {
-        return u16::from(fallback);
-    }
-    let low = u16::from(reply[3] & 0x0f);
-    if reply[11] == 0 && reply[10] == 0 {
-        return low;
-    }
-    let ext = wire::records(reply)
-        .ok()
-        .and_then(|rs| {
-            rs.flatten()
-                .find(|r| r.section == Section::Additional && r.rtype == wire::rtype::OPT)
-                .map(|r| reply[r.ttl_offset])
-        })
-        .unwrap_or(0);
-    (u16::from(ext) << 4) | low
+    wire::reply::full_rcode(reply).unwrap_or(u16::from(fallback))
 }
 
 impl Drop for Log {
