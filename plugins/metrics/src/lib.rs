@@ -9,6 +9,14 @@
 
 mod enabled;
 
+use crate::corefile::{Dispenser, Error};
+use crate::metrics::dns::{DnsCounters, Observation, Responses, family_index};
+use crate::metrics::registry;
+use crate::plugin::{
+    BlockSetup, CoreInfo, Handler, Plugin, Proto, Request, Status, client_write, http_listen_addr,
+    next_or_failure, next_or_failure_now,
+};
+use crate::wire::Header;
 use enabled::Enabled;
 use ringdns_plugin::corefile::{Dispenser, Error};
 use ringdns_plugin::metrics::dns::{DnsCounters, Observation, Responses, family_index};
@@ -187,7 +195,7 @@ impl Metrics {
                 req.finalize_reply();
             }
             (
-                req.reply[3] & 0x0f,
+                Header::of(req.reply).map_or(status.rcode, Header::rcode),
                 req.reply.len(),
                 req.writer().unwrap_or(""),
             )
