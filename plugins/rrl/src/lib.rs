@@ -16,6 +16,13 @@ mod token;
 pub use counters::RrlCounters;
 pub use setup::Config;
 
+use crate::corefile::{Dispenser, Error};
+use crate::plugin::{
+    BlockSetup, CoreInfo, Handler, Plugin, PluginError, Proto, Request, Status, client_write,
+    next_or_failure, next_or_failure_now,
+};
+use crate::wire::rcode::NOERROR;
+use crate::wire::{HeaderMut, MAX_NAME_LEN, Section, flags, name_to_wire, records};
 use account::{Rate, SECOND};
 use ringdns_plugin::corefile::{Dispenser, Error};
 use ringdns_plugin::wire::rcode::NOERROR;
@@ -335,8 +342,11 @@ fn slip(req: &mut Request<'_>) {
     };
     let r = &mut *req.reply;
     r.truncate(end);
-    r[2] |= 0x02; // TC
-    r[6..12].fill(0);
+    let mut header = HeaderMut::new(r);
+    header.set_flag(flags::TC, true);
+    for section in Section::ALL {
+        header.set_count(section, 0);
+    }
     req.finalize_reply();
 }
 

@@ -2,9 +2,9 @@
 //! response its type, the query type and a name, as BIND 9 groups responses. Built from the
 //! query and the reply bytes the rest of the chain wrote, without allocating.
 
-use ringdns_plugin::wire::rcode::{NOERROR, NXDOMAIN};
-use ringdns_plugin::wire::rtype::NS;
-use ringdns_plugin::wire::{MAX_NAME_LEN, Name, records};
+use crate::wire::rcode::{NOERROR, NXDOMAIN};
+use crate::wire::rtype::NS;
+use crate::wire::{Header, MAX_NAME_LEN, Name, records};
 use std::hash::{BuildHasher, Hasher};
 use std::net::IpAddr;
 
@@ -135,12 +135,8 @@ pub struct AuthorityOwner<'m> {
 /// NOERROR → referral when the first authority record is NS, else nodata; any other rcode →
 /// error. `None` for a reply too short to have a header (never written by the chain).
 pub fn classify(reply: &[u8]) -> Option<Class<'_>> {
-    if reply.len() < 12 {
-        return None;
-    }
-    let rcode = reply[3] & 0x0f;
-    let ancount = u16::from_be_bytes([reply[6], reply[7]]);
-    let nscount = u16::from_be_bytes([reply[8], reply[9]]);
+    let header = Header::of(reply)?;
+    let (rcode, ancount, nscount) = (header.rcode(), header.ancount(), header.nscount());
     if ancount > 0 {
         return Some(Class {
             kind: Kind::Response,
