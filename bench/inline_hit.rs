@@ -9,6 +9,7 @@ use ringdns::plugin::clock::BatchTime;
 use ringdns::plugin::{CoreInfo, Proto};
 use ringdns::runtime::core::CoreServer;
 use ringdns::runtime::serve::{Verdict, serve_inline};
+use ringdns::wire::{Name, QueryBuilder, name_to_wire, rtype};
 use std::hint::black_box;
 use std::net::SocketAddr;
 use std::time::Instant;
@@ -47,12 +48,11 @@ fn core_for(text: &str) -> CoreServer<ringdns::chain::Chain> {
 
 /// A plain A query for `name` with EDNS (as dnsperf sends, without DO).
 fn query(id: u16, name: &str) -> Vec<u8> {
-    let mut q = id.to_be_bytes().to_vec();
-    q.extend_from_slice(&[1, 0, 0, 1, 0, 0, 0, 0, 0, 1]);
-    q.extend_from_slice(&ringdns::wire::name_to_wire(name).unwrap());
-    q.extend_from_slice(&[0, 1, 0, 1]);
-    q.extend_from_slice(&[0, 0, 41, 4, 0xd0, 0, 0, 0, 0, 0, 0]);
-    q
+    let wire = name_to_wire(name).unwrap();
+    QueryBuilder::new(Name::from_wire(&wire).unwrap(), rtype::A)
+        .id(id)
+        .edns(1232, false)
+        .build()
 }
 
 /// ns per hit over one round.

@@ -2,8 +2,11 @@
 //! builds it (the server's configuration and core, not the binary: the counts are read from
 //! the registry directly). The registry is process-wide: every test uses zones of its own.
 
-// The chain's future, as in the server's lib.rs.
-#![recursion_limit = "512"]
+use crate::metrics::{Sample, Sink};
+use crate::plugin::{CoreInfo, Proto};
+use crate::runtime::core::CoreServer;
+use crate::runtime::serve::{Verdict, serve_inline};
+use crate::wire::{Name, QueryBuilder};
 
 use ringdns::plugin::metrics::{Sample, Sink};
 use ringdns::plugin::{CoreInfo, Proto};
@@ -28,15 +31,9 @@ fn core(config: &ringdns::config::Config, index: usize) -> CoreServer<ringdns::c
 }
 
 fn query(id: u16, name: &str, qtype: u16, do_bit: bool) -> Vec<u8> {
-    let mut q = id.to_be_bytes().to_vec();
-    q.extend_from_slice(&[1, 0, 0, 1, 0, 0, 0, 0, 0, u8::from(do_bit)]);
-    q.extend_from_slice(&ringdns::plugin::wire::name_to_wire(name).unwrap());
-    q.extend_from_slice(&qtype.to_be_bytes());
-    q.extend_from_slice(&[0, 1]);
-    if do_bit {
-        q.extend_from_slice(&[0, 0, 41, 4, 0xd0, 0, 0, 0x80, 0, 0, 0]);
-    }
-    q
+    let wire = crate::wire::name_to_wire(name).unwrap();
+    let q = QueryBuilder::new(Name::from_wire(&wire).unwrap(), qtype).id(id);
+    if do_bit { q.edns(1232, true) } else { q }.build()
 }
 
 fn serve(c: &CoreServer<ringdns::chain::Chain>, packet: &[u8], client: &str, proto: Proto) -> u8 {

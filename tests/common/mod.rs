@@ -6,6 +6,7 @@ pub mod authority;
 pub mod metrics;
 
 use hickory_proto::op::Message;
+use ringdns::wire::QueryBuilder;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream, UdpSocket};
 use std::path::{Path, PathBuf};
@@ -368,21 +369,13 @@ pub fn query_full(
     qclass: u16,
     edns: Option<(u16, bool)>,
 ) -> Vec<u8> {
-    let mut q = Vec::new();
-    q.extend_from_slice(&id.to_be_bytes());
-    q.extend_from_slice(&[0x01, 0x00]);
-    q.extend_from_slice(&[0, 1, 0, 0, 0, 0, 0, u8::from(edns.is_some())]);
-    q.extend_from_slice(&wire_name(name));
-    q.extend_from_slice(&qtype.to_be_bytes());
-    q.extend_from_slice(&qclass.to_be_bytes());
-    if let Some((size, dnssec_ok)) = edns {
-        q.push(0);
-        q.extend_from_slice(&41u16.to_be_bytes());
-        q.extend_from_slice(&size.to_be_bytes());
-        q.extend_from_slice(&[0, 0, if dnssec_ok { 0x80 } else { 0 }, 0]);
-        q.extend_from_slice(&[0, 0]);
+    let wire = wire_name(name);
+    let qname = ringdns::wire::Name::from_wire(&wire).expect("a valid name");
+    let q = QueryBuilder::new(qname, qtype).id(id).class(qclass);
+    match edns {
+        Some((size, dnssec_ok)) => q.edns(size, dnssec_ok).build(),
+        None => q.build(),
     }
-    q
 }
 
 /// Sends one datagram and returns the first reply, if any arrives within `wait`.

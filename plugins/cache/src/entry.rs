@@ -333,7 +333,8 @@ mod tests {
 
     #[test]
     fn an_opt_outside_the_additional_section_is_not_stored() {
-        let query = b"\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00\x01a\x00\x00\x01\x00\x01";
+        let name = Name::from_wire(b"\x01a\x00").unwrap();
+        let query = &crate::wire::QueryBuilder::new(name, 1).id(0x1234).build();
         let q = Query::parse(query).unwrap();
         let cfg = super::super::setup::parse(
             &mut ringdns_plugin::corefile::Dispenser::new(&[]),
