@@ -19,6 +19,11 @@
 //! }
 //! ```
 //!
+//! Around that flow: [`Header`] and [`HeaderMut`] read and patch any
+//! message's header in place, [`reply`] holds the checks a client makes of
+//! a reply it received (forward, cache), and [`QueryBuilder`] builds a
+//! query to send (health probes, tests).
+//!
 //! Self-contained: std only, no other module of the crate.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
