@@ -334,7 +334,9 @@ mod tests {
     #[test]
     fn an_opt_outside_the_additional_section_is_not_stored() {
         let name = Name::from_wire(b"\x01a\x00").unwrap();
-        let query = &crate::wire::QueryBuilder::new(name, 1).id(0x1234).build();
+        let query = &crate::wire::QueryBuilder::new(name, crate::wire::rtype::A)
+            .id(0x1234)
+            .build();
         let q = Query::parse(query).unwrap();
         let cfg = super::super::setup::parse(
             &mut ringdns_plugin::corefile::Dispenser::new(&[]),
