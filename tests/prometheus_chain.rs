@@ -2,16 +2,14 @@
 //! builds it (the server's configuration and core, not the binary: the counts are read from
 //! the registry directly). The registry is process-wide: every test uses zones of its own.
 
-use crate::metrics::{Sample, Sink};
-use crate::plugin::{CoreInfo, Proto};
-use crate::runtime::core::CoreServer;
-use crate::runtime::serve::{Verdict, serve_inline};
-use crate::wire::{Name, QueryBuilder};
+// The chain's future, as in the server's lib.rs.
+#![recursion_limit = "512"]
 
 use ringdns::plugin::metrics::{Sample, Sink};
 use ringdns::plugin::{CoreInfo, Proto};
 use ringdns::runtime::core::CoreServer;
 use ringdns::runtime::serve::{Verdict, serve_inline};
+use ringdns::wire::{Name, QueryBuilder};
 
 fn load(text: &str) -> Result<ringdns::config::Config, String> {
     let cf = ringdns::plugin::corefile::parse("Corefile", text, &ringdns::chain::known_directive)
@@ -31,7 +29,7 @@ fn core(config: &ringdns::config::Config, index: usize) -> CoreServer<ringdns::c
 }
 
 fn query(id: u16, name: &str, qtype: u16, do_bit: bool) -> Vec<u8> {
-    let wire = crate::wire::name_to_wire(name).unwrap();
+    let wire = ringdns::wire::name_to_wire(name).unwrap();
     let q = QueryBuilder::new(Name::from_wire(&wire).unwrap(), qtype).id(id);
     if do_bit { q.edns(1232, true) } else { q }.build()
 }

@@ -14,7 +14,7 @@ const OPT_LEN: usize = 11;
 /// stub resolver sends it (miekg/dns `SetQuestion` + `SetEdns0`).
 ///
 /// ```
-/// use ringdns::wire::{Name, Query, QueryBuilder, rtype};
+/// use ringdns_wire::{Name, Query, QueryBuilder, rtype};
 ///
 /// let name = Name::from_wire(b"\x07example\x03org\x00").unwrap();
 /// let packet = QueryBuilder::new(name, rtype::NS).id(7).edns(1232, true).build();
@@ -114,7 +114,7 @@ impl<'a> QueryBuilder<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::{Header, Query};
+    use crate::{Header, Query};
 
     fn name() -> Name<'static> {
         Name::from_wire(b"\x03WwW\x07example\x03org\x00").unwrap()

@@ -88,7 +88,7 @@ pub fn badvers_reply(query: &Query<'_>, out: &mut Vec<u8>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::Reject;
+    use crate::Reject;
 
     /// Builds a query: header with `flags` and counts, question `name`
     /// type/class, then `rest` appended verbatim.

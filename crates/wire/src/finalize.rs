@@ -241,10 +241,10 @@ fn truncate(reply: &mut Vec<u8>, limit: usize, opt: Option<OptPos>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::be::get_u16;
-    use crate::wire::consts::{class, rcode};
-    use crate::wire::header::write_header;
-    use crate::wire::writer::{MessageWriter, Owner};
+    use crate::be::get_u16;
+    use crate::consts::{class, rcode};
+    use crate::header::write_header;
+    use crate::writer::{MessageWriter, Owner};
 
     fn opt_rr(udp: u16, ext: u8, ver: u8, fl: u16, opts: &[u8]) -> Vec<u8> {
         let mut v = vec![0, 0, 41];

@@ -329,9 +329,9 @@ impl<'a> Query<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::consts::{class, edns, flags};
-    use crate::wire::header::write_header;
-    use crate::wire::reject_reply;
+    use crate::consts::{class, edns, flags};
+    use crate::header::write_header;
+    use crate::reject_reply;
 
     /// Builds a query: header with `flags` and counts, question `name`
     /// type/class, then `rest` appended verbatim.

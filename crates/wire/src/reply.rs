@@ -79,8 +79,8 @@ pub fn full_rcode(reply: &[u8]) -> Option<u16> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::consts::{flags, rcode};
-    use crate::wire::header::write_header;
+    use crate::consts::{flags, rcode};
+    use crate::header::write_header;
 
     /// `Example.org. A IN`, as a query sends it.
     const QUESTION: &[u8] = b"\x07Example\x03org\x00\x00\x01\x00\x01";

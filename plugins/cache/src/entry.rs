@@ -2,11 +2,13 @@
 //! with the offsets of their TTL fields, and writing a hit back out without allocating.
 
 use super::config::CacheConfig;
-use crate::wire::be::{get_u32, put_u32};
-use crate::wire::rcode::{NOERROR, NOTIMP, NXDOMAIN, SERVFAIL};
-use crate::wire::rtype::{AXFR, IXFR, NS, OPT, SOA};
-use crate::wire::{Header, HeaderMut, Name, QUESTION_OFFSET, Query, Section, flags, opcode};
-use crate::wire::{records, reply};
+use ringdns_plugin::wire::be::{get_u32, put_u32};
+use ringdns_plugin::wire::rcode::{NOERROR, NOTIMP, NXDOMAIN, SERVFAIL};
+use ringdns_plugin::wire::rtype::{AXFR, IXFR, NS, OPT, SOA};
+use ringdns_plugin::wire::{
+    Header, HeaderMut, Name, QUESTION_OFFSET, Query, Section, flags, opcode,
+};
+use ringdns_plugin::wire::{records, reply};
 use std::time::{Duration, Instant};
 
 /// Which of the two caches an entry lives in, and how its lifetime was decided.
@@ -160,7 +162,7 @@ fn clamp(ttl: u32, min: Duration, max: Duration) -> u32 {
     ttl.clamp(min.min(max), max)
 }
 
-fn under_any(name: &crate::wire::Name<'_>, zones: &[Vec<u8>]) -> bool {
+fn under_any(name: &ringdns_plugin::wire::Name<'_>, zones: &[Vec<u8>]) -> bool {
     zones.iter().any(|z| name.is_subdomain_of(z))
 }
 
@@ -334,7 +336,7 @@ mod tests {
     #[test]
     fn an_opt_outside_the_additional_section_is_not_stored() {
         let name = Name::from_wire(b"\x01a\x00").unwrap();
-        let query = &crate::wire::QueryBuilder::new(name, crate::wire::rtype::A)
+        let query = &ringdns_plugin::wire::QueryBuilder::new(name, ringdns_plugin::wire::rtype::A)
             .id(0x1234)
             .build();
         let q = Query::parse(query).unwrap();

@@ -13,17 +13,10 @@ mod store;
 pub use config::{CacheConfig, Capacity, Prefetch, ServeStale, StaleMode};
 pub use counters::CacheCounters;
 
-use crate::corefile::{Dispenser, Error};
-use crate::plugin::{
-    BlockSetup, CoreInfo, Handler, Plugin, Request, Status, client_write, next_or_failure,
-    next_or_failure_now,
-};
-use crate::wire::rcode::{NOERROR, NXDOMAIN, SERVFAIL};
-use crate::wire::{Header, MAX_NAME_LEN, Query, name_to_wire};
 use entry::{Entry, Kind, Skip};
 use ringdns_plugin::corefile::{Dispenser, Error};
 use ringdns_plugin::wire::rcode::{NOERROR, NXDOMAIN, SERVFAIL};
-use ringdns_plugin::wire::{MAX_NAME_LEN, Query, name_to_wire};
+use ringdns_plugin::wire::{Header, MAX_NAME_LEN, Query, name_to_wire};
 use ringdns_plugin::{
     BlockSetup, CoreInfo, Handler, Plugin, Request, Serve, Serves, Status, client_write,
     next_or_failure, next_or_failure_now,

@@ -10,9 +10,9 @@
 
 use super::idmap::IdMap;
 use super::split::{Half, split};
-use crate::wire::{Header, HeaderMut};
 use futures_lite::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use ringdns_plugin::glommio::sync::RwLock;
+use ringdns_plugin::wire::{Header, HeaderMut};
 use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::io;

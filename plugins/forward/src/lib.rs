@@ -23,16 +23,10 @@ mod upstream;
 pub use config::{ForwardConfig, HealthCheck, Policy, TlsSettings, Upstream, UpstreamProto};
 pub use counters::{PROTOS, RuleCounters, UpstreamCounters};
 
-use crate::corefile::{Dispenser, Error};
-use crate::plugin::{
-    BlockSetup, CoreInfo, Handler, Plugin, PluginError, Proto, Request, Status, next_or_failure,
-};
-use crate::wire::rcode::{FORMERR, NOERROR, REFUSED, SERVFAIL};
-use crate::wire::{Header, HeaderMut, Name, name_to_wire};
 use health::Health;
 use ringdns_plugin::corefile::{Dispenser, Error};
 use ringdns_plugin::wire::rcode::{FORMERR, NOERROR, REFUSED, SERVFAIL};
-use ringdns_plugin::wire::{Name, name_to_wire};
+use ringdns_plugin::wire::{Header, HeaderMut, Name, name_to_wire};
 use ringdns_plugin::{
     BlockSetup, CoreInfo, Handler, Plugin, PluginError, Proto, Request, Serve, Serves, Status,
     next_or_failure,
@@ -458,7 +452,7 @@ async fn forward_one(inner: &Rc<Inner>, ri: usize, req: &mut Request<'_>) -> Don
 /// `failover` can name them; replies without an OPT cost no walk. A `u8`, as the rules and
 /// counters index it: an extended rcode past 255 keeps its low 8 bits.
 fn full_rcode(reply: &[u8]) -> u8 {
-    crate::wire::reply::full_rcode(reply).map_or(0, |r| r as u8)
+    ringdns_plugin::wire::reply::full_rcode(reply).map_or(0, |r| r as u8)
 }
 
 fn proto_name(v: Via) -> &'static str {

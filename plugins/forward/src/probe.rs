@@ -4,8 +4,8 @@
 
 use super::config::UpstreamProto;
 use super::{Inner, Rule, dial};
-use crate::wire::{Header, Name, QueryBuilder, rtype};
 use futures_lite::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use ringdns_plugin::wire::{Header, Name, QueryBuilder, rtype};
 use std::rc::Rc;
 use std::time::Duration;
 

@@ -3,11 +3,11 @@
 //! [`RECV_BATCH`] waiting replies. A forwarded query then costs a fraction of a syscall on
 //! each side instead of one (plus a failed read per drain).
 
-use crate::wire::HeaderMut;
 use nix::errno::Errno;
 use nix::sys::socket::{
     ControlMessage, MsgFlags, MultiHeaders, SockaddrStorage, recvmmsg, sendmmsg,
 };
+use ringdns_plugin::wire::HeaderMut;
 use std::io::{IoSlice, IoSliceMut};
 use std::os::fd::RawFd;
 

@@ -7,12 +7,10 @@
 
 use super::idmap::IdMap;
 use super::udpio::{self, OutQueue, Receiver, Sender};
-use crate::plugin::spare::SpareBufs;
-use crate::wire::{self, Header};
-use glommio::net::UdpSocket;
 use nix::errno::Errno;
 use ringdns_plugin::glommio::net::UdpSocket;
 use ringdns_plugin::spare::SpareBufs;
+use ringdns_plugin::wire::{self, Header};
 use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::io;
@@ -512,8 +510,8 @@ impl Drop for UdpMux {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::core::tests::QUERY;
-    use crate::wire::HeaderMut;
+    use ringdns_plugin::wire::HeaderMut;
+    use ringdns_testkit::QUERY;
     use std::time::Duration;
 
     #[test]

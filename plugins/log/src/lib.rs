@@ -6,16 +6,10 @@
 mod classify;
 mod format;
 
-use crate::corefile::{Dispenser, Error};
-use crate::plugin::{
-    BlockSetup, CoreInfo, Handler, Plugin, Request, Status, client_write, next_or_failure,
-    next_or_failure_now,
-};
-use crate::wire::{self, Header, MessageWriter, name_to_wire};
 use classify::Class;
 use format::{Outcome, Piece};
 use ringdns_plugin::corefile::{Dispenser, Error};
-use ringdns_plugin::wire::{self, MessageWriter, Section, name_to_wire};
+use ringdns_plugin::wire::{self, Header, MessageWriter, name_to_wire};
 use ringdns_plugin::{
     BlockSetup, CoreInfo, Handler, Plugin, Request, Serve, Serves, Status, client_write,
     next_or_failure, next_or_failure_now,

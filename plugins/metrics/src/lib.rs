@@ -9,18 +9,11 @@
 
 mod enabled;
 
-use crate::corefile::{Dispenser, Error};
-use crate::metrics::dns::{DnsCounters, Observation, Responses, family_index};
-use crate::metrics::registry;
-use crate::plugin::{
-    BlockSetup, CoreInfo, Handler, Plugin, Proto, Request, Status, client_write, http_listen_addr,
-    next_or_failure, next_or_failure_now,
-};
-use crate::wire::Header;
 use enabled::Enabled;
 use ringdns_plugin::corefile::{Dispenser, Error};
 use ringdns_plugin::metrics::dns::{DnsCounters, Observation, Responses, family_index};
 use ringdns_plugin::metrics::registry;
+use ringdns_plugin::wire::Header;
 use ringdns_plugin::{
     BlockSetup, CoreInfo, Handler, Plugin, Proto, Request, Serve, Serves, Status, client_write,
     http_listen_addr, next_or_failure, next_or_failure_now,

@@ -16,17 +16,10 @@ mod token;
 pub use counters::RrlCounters;
 pub use setup::Config;
 
-use crate::corefile::{Dispenser, Error};
-use crate::plugin::{
-    BlockSetup, CoreInfo, Handler, Plugin, PluginError, Proto, Request, Status, client_write,
-    next_or_failure, next_or_failure_now,
-};
-use crate::wire::rcode::NOERROR;
-use crate::wire::{HeaderMut, MAX_NAME_LEN, Section, flags, name_to_wire, records};
 use account::{Rate, SECOND};
 use ringdns_plugin::corefile::{Dispenser, Error};
 use ringdns_plugin::wire::rcode::NOERROR;
-use ringdns_plugin::wire::{MAX_NAME_LEN, name_to_wire, records};
+use ringdns_plugin::wire::{HeaderMut, MAX_NAME_LEN, Section, flags, name_to_wire, records};
 use ringdns_plugin::{
     BlockSetup, CoreInfo, Handler, Plugin, PluginError, Proto, Request, Serve, Serves, Status,
     client_write, next_or_failure, next_or_failure_now,

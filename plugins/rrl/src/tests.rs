@@ -4,11 +4,11 @@
 //! process-wide, one per core).
 
 use super::*;
-use crate::metrics::Sample;
-use crate::plugin::clock::BatchTime;
-use crate::wire::rcode::{NXDOMAIN, SERVFAIL};
-use crate::wire::rtype::{A, MX, NS, SOA, TXT};
-use crate::wire::{MessageWriter, Name, Owner, Query, QueryBuilder, Section};
+use ringdns_plugin::clock::BatchTime;
+use ringdns_plugin::metrics::Sample;
+use ringdns_plugin::wire::rcode::{NXDOMAIN, SERVFAIL};
+use ringdns_plugin::wire::rtype::{A, MX, NS, SOA, TXT};
+use ringdns_plugin::wire::{MessageWriter, Name, Owner, Query, QueryBuilder, Section};
 use std::cell::Cell;
 
 /// Stands in for the rest of the chain, answering by query type: A an answer, TXT

@@ -2,9 +2,9 @@
 //! response its type, the query type and a name, as BIND 9 groups responses. Built from the
 //! query and the reply bytes the rest of the chain wrote, without allocating.
 
-use crate::wire::rcode::{NOERROR, NXDOMAIN};
-use crate::wire::rtype::NS;
-use crate::wire::{Header, MAX_NAME_LEN, Name, records};
+use ringdns_plugin::wire::rcode::{NOERROR, NXDOMAIN};
+use ringdns_plugin::wire::rtype::NS;
+use ringdns_plugin::wire::{Header, MAX_NAME_LEN, Name, records};
 use std::hash::{BuildHasher, Hasher};
 use std::net::IpAddr;
 
