@@ -7,6 +7,11 @@ use crate::plugin::TcpTimeouts;
 use crate::wire::name_to_wire;
 use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 
+/// What makes a listener the same across configurations: its transport and bound address.
+/// A reload keeps the sockets of a listener whose key it keeps, so the runtime (its socket
+/// loops, the swap of a new configuration) finds listeners by it.
+pub type ListenerKey = (Transport, SocketAddr);
+
 /// Where queries arrive and which block each zone goes to.
 #[derive(Debug, Clone)]
 pub struct Listener {
@@ -26,6 +31,13 @@ pub struct Listener {
     /// that an address that cannot be bound at start or reload names its place.
     pub origin: String,
     tcp_set: bool,
+}
+
+impl Listener {
+    /// Its [`ListenerKey`]: the same in two configurations means the same listener.
+    pub fn key(&self) -> ListenerKey {
+        (self.transport, self.addr)
+    }
 }
 
 /// One zone served on a listener.

@@ -9,7 +9,7 @@ pub mod source;
 
 pub use global::{Tuning, UdpBackend};
 pub use keys::{Transport, ZoneAddr};
-pub use listeners::{Listener, Route};
+pub use listeners::{Listener, ListenerKey, Route};
 pub use source::{Parsed, Source};
 
 use crate::chain::{self, BlockConfigs};

@@ -109,7 +109,7 @@ impl ListenerCtx {
 pub struct ListenerMeta {
     /// Transport and bound address: the same key in two configurations is the same
     /// listener, whose sockets a reload keeps.
-    pub key: super::swap::ListenerKey,
+    pub key: crate::config::ListenerKey,
     /// TCP timeouts and query cap of its connections.
     pub tcp: crate::plugin::TcpTimeouts,
 }
@@ -229,7 +229,7 @@ impl CoreServer<crate::chain::Chain> {
             .listeners
             .iter()
             .map(|l| ListenerMeta {
-                key: (l.transport, l.addr),
+                key: l.key(),
                 tcp: l.tcp,
             })
             .collect();

@@ -249,11 +249,11 @@ pub fn run(config: Config, digest: Digest, source: Source, quiet: bool) -> Resul
 
 /// A listener's socket error with the place of the block that asked for it:
 /// `Corefile:3 - listen 127.0.0.1:53: Address already in use (os error 98)`.
-pub(crate) fn listen_error(config: &Config, key: swap::ListenerKey, e: &str) -> String {
+pub(crate) fn listen_error(config: &Config, key: crate::config::ListenerKey, e: &str) -> String {
     match config
         .listeners
         .iter()
-        .find(|l| (l.transport, l.addr) == key && !l.origin.is_empty())
+        .find(|l| l.key() == key && !l.origin.is_empty())
     {
         Some(l) => format!("{} - {e}", l.origin),
         None => e.to_string(),

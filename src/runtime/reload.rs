@@ -20,10 +20,9 @@
 
 use super::ops::{self, Endpoint, Ops};
 use super::sockets;
-use super::swap::ListenerKey;
-use super::worker::Swap;
+use super::swap::Swap;
 use crate::config::hash::{self, Digest};
-use crate::config::{Config, Parsed, Source, global};
+use crate::config::{Config, ListenerKey, Parsed, Source, global};
 use crate::metrics::reload as stats;
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, Sender};
@@ -64,7 +63,7 @@ pub fn endpoints(c: &Config) -> ops::Wanted {
 
 /// The keys of a configuration's listeners.
 pub fn listener_keys(c: &Config) -> Vec<ListenerKey> {
-    c.listeners.iter().map(|l| (l.transport, l.addr)).collect()
+    c.listeners.iter().map(|l| l.key()).collect()
 }
 
 /// `interval` shifted by a random amount in [-jitter/2, jitter/2), as CoreDNS computes it

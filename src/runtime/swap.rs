@@ -4,16 +4,24 @@
 //! version once per batch (UDP) or per query (TCP), a plain `Cell` read. When it moved, the
 //! loop takes the new server and finds its listener again by [`ListenerKey`]. Queries
 //! already handed to tasks keep the `Rc` of the server they started on and finish there.
+//! The main thread sends each core a [`Swap`] to start this.
 
 use super::core::CoreServer;
-use crate::config::Transport;
+use super::sockets::ListenerSockets;
+use crate::config::{Config, ListenerKey};
 use std::cell::{Cell, RefCell};
-use std::net::SocketAddr;
 use std::rc::Rc;
+use std::sync::Arc;
 
-/// What makes a listener the same across configurations: its transport and bound address.
-/// A reload keeps the sockets of a listener whose key it keeps.
-pub type ListenerKey = (Transport, SocketAddr);
+/// A new configuration for one core, with the sockets of the listeners it adds (opened by
+/// the main thread, so that a port that cannot be bound failed the reload before any core
+/// saw it).
+pub struct Swap {
+    /// The configuration to serve, already validated.
+    pub config: Arc<Config>,
+    /// This core's sockets of the added listeners.
+    pub added: Vec<(ListenerKey, ListenerSockets)>,
+}
 
 /// The server a core serves now; one per core, shared by its loops.
 pub struct Current<H> {

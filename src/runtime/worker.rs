@@ -6,10 +6,10 @@ use super::backend::{Backend, GlommioBackend};
 use super::core::CoreServer;
 use super::sockets::ListenerSockets;
 use super::stop::Stop;
-use super::swap::{Current, ListenerKey, View};
+use super::swap::{Current, Swap, View};
 use super::{DRAIN, STOP_POLL, mmsg, tcp, udp};
 use crate::chain::Chain;
-use crate::config::{Config, Tuning, UdpBackend};
+use crate::config::{Config, ListenerKey, Tuning, UdpBackend};
 use crate::plugin::CoreInfo;
 use glommio::task::JoinHandle;
 use std::os::fd::IntoRawFd;
@@ -18,16 +18,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, Sender};
 use std::time::{Duration, Instant};
-
-/// A new configuration for one core, with the sockets of the listeners it adds (opened by
-/// the main thread, so that a port that cannot be bound failed the reload before any core
-/// saw it).
-pub struct Swap {
-    /// The configuration to serve, already validated.
-    pub config: Arc<Config>,
-    /// This core's sockets of the added listeners.
-    pub added: Vec<(ListenerKey, ListenerSockets)>,
-}
 
 /// The main thread's lines to a core.
 pub struct Link {
@@ -115,12 +105,7 @@ impl Worker {
         let next = CoreServer::build(&swap.config, &self.info).sharing_inflight_with(&prev);
         drop(prev);
         self.current.replace(next);
-        let wanted: Vec<ListenerKey> = swap
-            .config
-            .listeners
-            .iter()
-            .map(|l| (l.transport, l.addr))
-            .collect();
+        let wanted: Vec<ListenerKey> = swap.config.listeners.iter().map(|l| l.key()).collect();
         self.live.retain(|l| {
             let keep = wanted.contains(&l.key);
             if !keep {
