@@ -1,16 +1,10 @@
 //! The thread-per-core server: one pinned glommio executor per core, each with its own
 //! sockets, chains and state; signals; reload; graceful stop.
 
-mod backend;
-mod batch;
 pub mod core;
-mod deferred;
 mod memlock;
-mod mmsg;
 pub mod ops;
-mod oversize;
 mod reload;
-mod replies;
 pub mod router;
 pub mod serve;
 mod sockets;

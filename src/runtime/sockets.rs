@@ -63,7 +63,7 @@ fn new_socket(addr: SocketAddr, ty: Type, proto: Protocol) -> io::Result<Socket>
 /// `IPV6_PMTUDISC_PROBE`; RFC 9715): immune to forged "fragmentation needed" messages, and
 /// over IPv4 cheaper to send, as the kernel gives unfragmentable (DF) packets IP ID 0
 /// instead of hashing one per packet. A reply over the MTU is sent cut, with TC
-/// (`oversize`).
+/// (`udp::send`).
 pub fn udp(addr: SocketAddr, t: &Tuning) -> io::Result<Socket> {
     let sock = new_socket(addr, Type::DGRAM, Protocol::UDP)?;
     set_buf(&sock, t.udp_rcvbuf, true);

@@ -2,14 +2,13 @@
 //! configurations the main thread sends (swap the server, open the loops of added listeners,
 //! stop those of removed ones), and stop gracefully.
 
-use super::backend::{Backend, GlommioBackend};
 use super::core::CoreServer;
 use super::sockets::ListenerSockets;
 use super::stop::Stop;
 use super::swap::{Current, Swap, View};
-use super::{DRAIN, STOP_POLL, mmsg, tcp, udp};
+use super::{DRAIN, STOP_POLL, tcp, udp};
 use crate::chain::Chain;
-use crate::config::{Config, ListenerKey, Tuning, UdpBackend};
+use crate::config::{Config, ListenerKey, Tuning};
 use crate::plugin::CoreInfo;
 use glommio::task::JoinHandle;
 use std::os::fd::IntoRawFd;
@@ -142,19 +141,12 @@ impl Worker {
             <glommio::net::UdpSocket as std::os::fd::FromRawFd>::from_raw_fd(s.udp.into_raw_fd())
         });
         let t = &self.tuning;
-        let (backend, batch) = match t.udp_backend {
-            UdpBackend::Mmsg => (
-                Backend::Mmsg(mmsg::Mmsg::new(udp.clone(), t.udp_batch)),
-                t.udp_batch,
-            ),
-            UdpBackend::Glommio => (Backend::Glommio(GlommioBackend::new(udp.clone())), 1),
-        };
         self.tasks.push(
             glommio::spawn_local(udp::run(
                 view.clone(),
-                backend,
+                t.udp_backend,
                 udp,
-                batch,
+                t.udp_batch,
                 stop.clone(),
                 self.info.index,
             ))

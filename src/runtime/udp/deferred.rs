@@ -4,12 +4,17 @@
 //! allocation of the whole chain future and a copy of it, plus glommio's lookup of the
 //! executor's sleep notifier under a global lock; a worker pays that once. Query and reply
 //! buffers are recycled too (forward's UDP mux swaps its upstream reply buffers with them).
+//!
+//! The replies are queued as their workers finish ([`ReplyQueue`]) and sent together by one
+//! task per listener and core ([`sender`]), so a burst of upstream answers costs one
+//! sendmmsg, not one syscall per reply.
 
-use super::core::CoreServer;
-use super::replies::ReplyQueue;
-use super::serve::{Verdict, deferred_finished, deferred_started, serve_deferred};
+use super::mmsg;
+use super::send::Out;
 use crate::plugin::spare::SpareBufs;
 use crate::plugin::{Handler, Proto};
+use crate::runtime::core::CoreServer;
+use crate::runtime::serve::{Verdict, deferred_finished, deferred_started, serve_deferred};
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::future::Future;
@@ -189,6 +194,100 @@ async fn worker<H: Handler + 'static>(pool: Rc<DeferredPool<H>>) {
         // thread, as it did with a task per query; other panics end in serve_deferred.)
         pool.pending.set(pool.pending.get() - 1);
         deferred_finished(&core);
+    }
+}
+
+/// Most replies the sender takes from the queue at once (one sendmmsg).
+const REPLY_BATCH: usize = 64;
+
+/// The replies of one listener's deferred queries on one core, waiting for the sender.
+#[derive(Default)]
+pub struct ReplyQueue {
+    items: RefCell<Vec<(Vec<u8>, SocketAddr)>>,
+    waker: RefCell<Option<Waker>>,
+    closed: Cell<bool>,
+    spare: SpareBufs,
+}
+
+impl ReplyQueue {
+    /// An empty buffer for a reply, one that was sent before when there is one.
+    pub fn buffer(&self) -> Vec<u8> {
+        self.spare.take()
+    }
+
+    /// Keeps a reply buffer that is no longer needed for [`ReplyQueue::buffer`].
+    pub fn recycle(&self, buf: Vec<u8>) {
+        self.spare.put(buf);
+    }
+
+    /// Queues a reply and wakes the sender.
+    pub fn push(&self, reply: Vec<u8>, to: SocketAddr) {
+        self.items.borrow_mut().push((reply, to));
+        if let Some(w) = self.waker.borrow_mut().take() {
+            w.wake();
+        }
+    }
+
+    /// Stops the sender once the queue is empty.
+    pub fn close(&self) {
+        self.closed.set(true);
+        if let Some(w) = self.waker.borrow_mut().take() {
+            w.wake();
+        }
+    }
+
+    /// Replies queued and not yet taken by the sender.
+    #[cfg(test)]
+    pub fn queued(&self) -> usize {
+        self.items.borrow().len()
+    }
+
+    /// Waits for replies, lets the other tasks that are ready finish first (their replies
+    /// join these), then moves up to [`REPLY_BATCH`] of them into `into`. `false` once the
+    /// queue is closed and empty.
+    async fn take(&self, into: &mut Vec<(Vec<u8>, SocketAddr)>) -> bool {
+        loop {
+            Ready(self).await;
+            futures_lite::future::yield_now().await;
+            let mut items = self.items.borrow_mut();
+            if items.is_empty() {
+                if self.closed.get() {
+                    return false;
+                }
+                continue;
+            }
+            let n = items.len().min(REPLY_BATCH);
+            into.extend(items.drain(..n));
+            return true;
+        }
+    }
+}
+
+/// Completes when replies are queued (or the queue closed).
+struct Ready<'a>(&'a ReplyQueue);
+
+impl Future for Ready<'_> {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if !self.0.items.borrow().is_empty() || self.0.closed.get() {
+            return Poll::Ready(());
+        }
+        *self.0.waker.borrow_mut() = Some(cx.waker().clone());
+        Poll::Pending
+    }
+}
+
+/// The sender task of one listener on one core: sends what is queued, in batches, until the
+/// queue is closed and empty.
+pub async fn sender(queue: Rc<ReplyQueue>, out: Out) {
+    let mut batch = mmsg::Sender::new(REPLY_BATCH);
+    let mut taken = Vec::with_capacity(REPLY_BATCH);
+    while queue.take(&mut taken).await {
+        batch.send(&out, &taken).await;
+        for (r, _) in taken.drain(..) {
+            queue.recycle(r);
+        }
     }
 }
 

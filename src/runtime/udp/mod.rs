@@ -1,43 +1,48 @@
-//! The UDP loop of one listener on one core: receive a batch, serve each query inline,
-//! flush the plugins' per-batch work, send the batch; deferred queries become tasks. Between
-//! batches the loop picks up a reloaded configuration (see `swap`).
+//! The UDP path of one listener on one core. This module is the loop: receive a batch,
+//! serve each query inline, flush the plugins' per-batch work, send the batch; deferred
+//! queries go to the listener's worker pool. Between batches the loop picks up a reloaded
+//! configuration (see `swap`).
+//!
+//! Its modules, each using only those below it (and `batch`, which uses none):
+//!
+//! | module | what it is | uses |
+//! |---|---|---|
+//! | `mod.rs` | the loop | `backend`, `deferred`, `send`, `batch` |
+//! | `deferred` | worker pool for deferred queries; their reply queue and its sender task | `mmsg`, `send` |
+//! | `backend` | the `DatagramBackend` trait and the `Backend` enum | `mmsg`, `single`, `send`, `batch` |
+//! | `mmsg` | recvmmsg/sendmmsg headers | `send`, `batch` |
+//! | `single` | glommio's UdpSocket, one datagram per operation | `send`, `batch` |
+//! | `send` | one datagram now; EMSGSIZE → cut (`wire::fit`); send errors | `wire` |
+//! | `batch` | the reused slots of a batch | |
 
-use super::backend::{Backend, DatagramBackend};
-use super::batch::Batch;
-use super::deferred::DeferredPool;
-use super::replies::{self, ReplyQueue};
+mod backend;
+mod batch;
+mod deferred;
+mod mmsg;
+mod send;
+mod single;
+
 use super::serve::{Verdict, serve_inline, spawn_refreshes};
 use super::stop::Stop;
 use super::swap::View;
+use crate::config::UdpBackend;
 use crate::plugin::{Handler, Proto};
+use backend::{Backend, DatagramBackend};
+use batch::Batch;
+use deferred::{DeferredPool, ReplyQueue};
 use glommio::net::UdpSocket;
-use std::cell::Cell;
-use std::io;
+use send::Out;
 use std::rc::Rc;
-
-thread_local! {
-    static SEND_ERRORS: Cell<u64> = const { Cell::new(0) };
-}
 
 /// Full batches received in a row after which the loop lets the core's other tasks run.
 const FULL_BATCHES_BEFORE_YIELD: usize = 4;
 
-/// Counts a reply that could not be sent, and logs the first of each thousand.
-pub fn note_send_error(e: &io::Error) {
-    SEND_ERRORS.with(|c| {
-        let n = c.get();
-        c.set(n + 1);
-        if n % 1000 == 0 {
-            crate::error!("udp send failed ({} so far on this core): {e}", n + 1);
-        }
-    });
-}
-
-/// Serves the listener of `view` until `stop` is given (at shutdown, or when a reload
-/// removes the listener).
+/// Serves the listener of `view` on `sock` until `stop` is given (at shutdown, or when a
+/// reload removes the listener), with the datagram backend `kind` and batches of up to
+/// `batch_size` datagrams.
 pub async fn run<H: Handler + 'static>(
     mut view: View<H>,
-    mut backend: Backend,
+    kind: UdpBackend,
     sock: Rc<UdpSocket>,
     batch_size: usize,
     stop: Rc<Stop>,
@@ -45,10 +50,12 @@ pub async fn run<H: Handler + 'static>(
 ) {
     let counters: std::sync::Arc<crate::metrics::udp::UdpCounters> =
         crate::metrics::registry::cell(&[&view.core.listeners[view.li].name], core_index);
-    let mut batch = Batch::new(batch_size);
+    let out = Out::new(sock);
+    let mut backend = Backend::new(kind, out.clone(), batch_size);
+    let mut batch = Batch::new(backend.batch_size());
     let mut full_streak = 0;
     let queue = Rc::new(ReplyQueue::default());
-    let sender = glommio::spawn_local(replies::sender(queue.clone(), sock.clone()));
+    let sender = glommio::spawn_local(deferred::sender(queue.clone(), out));
     let pool = DeferredPool::new(queue.clone());
     loop {
         let received =
@@ -150,9 +157,9 @@ mod tests {
             for _ in 0..QUERIES {
                 client.send_to(QUERY, to).unwrap();
             }
-            let backend = Backend::Mmsg(super::super::mmsg::Mmsg::new(sock.clone(), BATCH));
             let stop = Rc::new(Stop::new());
-            let listener = glommio::spawn_local(run(view, backend, sock, BATCH, stop.clone(), 0));
+            let listener =
+                glommio::spawn_local(run(view, UdpBackend::Mmsg, sock, BATCH, stop.clone(), 0));
             // Spawned after the loop: it runs only when the loop gives the core back.
             let flag = other_ran.clone();
             glommio::spawn_local(async move { flag.set(true) }).detach();

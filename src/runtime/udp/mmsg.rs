@@ -3,9 +3,8 @@
 //! readable again;
 //! replies leave in one sendmmsg. Under load this is one syscall per batch each way.
 
-use super::backend::DatagramBackend;
-use super::batch::Batch;
-use glommio::net::UdpSocket;
+use super::batch::{self, Batch};
+use super::send::Out;
 use std::io;
 use std::mem::MaybeUninit;
 use std::net::{SocketAddr, SocketAddrV4, SocketAddrV6};
@@ -95,7 +94,7 @@ impl Headers {
 /// recvmmsg/sendmmsg state for one socket: the receive headers, pointed at the batch's
 /// buffers before each call, and a sender for the replies.
 pub struct Mmsg {
-    sock: std::rc::Rc<UdpSocket>,
+    out: Out,
     h: Headers,
     sender: Sender,
     /// Receive headers the last call filled: the kernel rewrote their address lengths.
@@ -106,20 +105,25 @@ pub struct Mmsg {
 const STORAGE_LEN: libc::socklen_t = size_of::<libc::sockaddr_storage>() as libc::socklen_t;
 
 impl Mmsg {
-    /// Prepares headers for batches of `size` datagrams on `sock`; each receive header
-    /// points at its own address for good.
-    pub fn new(sock: std::rc::Rc<UdpSocket>, size: usize) -> Self {
+    /// Prepares headers for batches of `size` datagrams on the socket of `out`; each receive
+    /// header points at its own address for good.
+    pub fn new(out: Out, size: usize) -> Self {
         let mut h = Headers::new(size);
         for i in 0..h.hdrs.len() {
             let name = h.addr(i).cast();
             h.point(i, name, STORAGE_LEN);
         }
         Mmsg {
-            sock,
+            out,
             h,
             sender: Sender::new(size),
             filled: 0,
         }
+    }
+
+    /// The most datagrams one receive takes.
+    pub fn size(&self) -> usize {
+        self.h.hdrs.len()
     }
 
     /// One non-blocking recvmmsg into the batch; `Ok(0)` when the socket is empty. Per call
@@ -138,7 +142,7 @@ impl Mmsg {
         // duration of the call, with lengths that match them; n ≤ the headers' length.
         let got = unsafe {
             libc::recvmmsg(
-                self.sock.as_raw_fd(),
+                self.out.socket().as_raw_fd(),
                 self.h.hdrs.as_mut_ptr(),
                 n as libc::c_uint,
                 libc::MSG_DONTWAIT,
@@ -158,7 +162,7 @@ impl Mmsg {
             let slot = &mut batch.slots[i];
             slot.len = (self.h.hdrs[i].msg_len as usize).min(slot.buf.len());
             slot.truncated = self.h.hdrs[i].msg_hdr.msg_flags & libc::MSG_TRUNC != 0
-                || slot.len > super::batch::MAX_QUERY;
+                || slot.len > batch::MAX_QUERY;
             match to_socket_addr(&self.h.addrs[i]) {
                 Some(peer) => slot.peer = peer,
                 // A family we do not serve: drop the datagram (an empty packet is dropped).
@@ -167,23 +171,29 @@ impl Mmsg {
         }
         Ok(got)
     }
-}
 
-impl DatagramBackend for Mmsg {
-    async fn recv(&mut self, batch: &mut Batch) -> io::Result<usize> {
+    /// Fills a prefix of the batch's slots, waiting (one io_uring poll) only when the socket
+    /// is empty.
+    pub async fn recv(&mut self, batch: &mut Batch) -> io::Result<usize> {
         loop {
             let n = self.try_recv(batch)?;
             if n > 0 {
                 return Ok(n);
             }
             // Empty: wait for readability without consuming the datagram.
-            self.sock.readable().await.map_err(io::Error::from)?;
+            self.out
+                .socket()
+                .readable()
+                .await
+                .map_err(io::Error::from)?;
         }
     }
 
-    /// The replies go back to the addresses the kernel wrote for their queries, as they
-    /// are: no conversion back from the `SocketAddr` the batch keeps per datagram.
-    async fn send(&mut self, batch: &mut Batch, n: usize) {
+    /// Sends the replies of the first `n` slots whose `send` is set, in one sendmmsg when the
+    /// kernel takes them all. They go back to the addresses the kernel wrote for their
+    /// queries, as they are: no conversion back from the `SocketAddr` the batch keeps per
+    /// datagram.
+    pub async fn send(&mut self, batch: &mut Batch, n: usize) {
         let n = n.min(self.filled);
         let mut count = 0;
         for (i, slot) in batch.slots[..n].iter().enumerate() {
@@ -201,7 +211,7 @@ impl DatagramBackend for Mmsg {
             .iter()
             .filter(|s| s.send)
             .map(|s| (&s.reply[..], s.peer));
-        self.sender.send_prepared(&self.sock, count, replies).await;
+        self.sender.send_prepared(&self.out, count, replies).await;
     }
 }
 
@@ -219,28 +229,20 @@ impl Sender {
         }
     }
 
-    /// Sends the replies (up to the batch size; the rest is dropped and counted, which the
-    /// callers avoid by never passing more); what the kernel cannot take now is handed to
-    /// glommio, which waits for room.
-    pub async fn send<'r>(
-        &mut self,
-        sock: &UdpSocket,
-        replies: impl Iterator<Item = (&'r [u8], SocketAddr)> + Clone,
-    ) {
-        let mut count = 0;
-        for (reply, to) in replies.clone() {
-            if count == self.h.hdrs.len() {
-                super::udp::note_send_error(&io::Error::other("more replies than the batch holds"));
-                break;
+    /// Sends each reply to its address, as many per sendmmsg as the headers hold; what the
+    /// kernel cannot take now goes out through [`Out::now`], which waits for room.
+    pub async fn send(&mut self, out: &Out, replies: &[(Vec<u8>, SocketAddr)]) {
+        for chunk in replies.chunks(self.h.hdrs.len()) {
+            for (i, (reply, to)) in chunk.iter().enumerate() {
+                let name = self.h.addr(i);
+                // SAFETY: i < the headers' length (a chunk is no longer); the only reference
+                // to the address lives for this call, made from the pointer the header keeps.
+                let len = from_socket_addr(to, unsafe { &mut *name });
+                self.h.set(i, reply, name.cast(), len);
             }
-            let name = self.h.addr(count);
-            // SAFETY: count < the headers' length (checked above); the only reference to
-            // the address lives for this call, made from the pointer the header keeps.
-            let len = from_socket_addr(&to, unsafe { &mut *name });
-            self.h.set(count, reply, name.cast(), len);
-            count += 1;
+            let each = chunk.iter().map(|(r, to)| (&r[..], *to));
+            self.send_prepared(out, chunk.len(), each).await;
         }
-        self.send_prepared(sock, count, replies).await;
     }
 
     /// Sends the `count` replies the headers were set up for, which `replies` yields again
@@ -248,7 +250,7 @@ impl Sender {
     /// room).
     async fn send_prepared<'r>(
         &mut self,
-        sock: &UdpSocket,
+        out: &Out,
         count: usize,
         replies: impl Iterator<Item = (&'r [u8], SocketAddr)> + Clone,
     ) {
@@ -259,7 +261,7 @@ impl Sender {
             // of the caller's `Mmsg`); sendmmsg only reads them.
             let sent = unsafe {
                 libc::sendmmsg(
-                    sock.as_raw_fd(),
+                    out.socket().as_raw_fd(),
                     self.h.hdrs.as_mut_ptr().add(done),
                     (count - done) as libc::c_uint,
                     libc::MSG_DONTWAIT,
@@ -275,7 +277,7 @@ impl Sender {
                 io::ErrorKind::WouldBlock => {
                     // The send buffer is full: glommio waits for room for the rest.
                     for (bytes, to) in replies.skip(done).take(count - done) {
-                        super::replies::send_now(sock, bytes, to).await;
+                        out.now(bytes, to).await;
                     }
                     return;
                 }
@@ -283,7 +285,7 @@ impl Sender {
                     // This datagram cannot be sent as it is (too long for the interface, an
                     // unreachable address): it goes out cut, or is skipped and counted.
                     if let Some((bytes, to)) = replies.clone().nth(done) {
-                        super::oversize::send_failed(sock.as_raw_fd(), &e, bytes, to);
+                        out.failed(&e, bytes, to);
                     }
                     done += 1;
                 }
@@ -351,7 +353,7 @@ fn from_socket_addr(addr: &SocketAddr, out: &mut libc::sockaddr_storage) -> libc
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::backend::DatagramBackend;
+    use glommio::net::UdpSocket;
     use std::rc::Rc;
     use std::time::Duration;
 
@@ -373,7 +375,7 @@ mod tests {
                 c.set_read_timeout(Some(Duration::from_millis(300)))
                     .unwrap();
             }
-            let mut mmsg = Mmsg::new(sock, 8);
+            let mut mmsg = Mmsg::new(Out::new(sock), 8);
             let mut batch = Batch::new(8);
             for round in 0..2u8 {
                 let order: Vec<usize> = if round == 0 {
@@ -446,7 +448,7 @@ mod tests {
                 c.send_to(&[i as u8], server).unwrap();
             }
             glommio::timer::sleep(Duration::from_millis(20)).await;
-            let mut mmsg = Mmsg::new(sock, 8);
+            let mut mmsg = Mmsg::new(Out::new(sock), 8);
             let mut batch = Batch::new(8);
             let n = mmsg.recv(&mut batch).await.unwrap();
             assert_eq!(n, 3);
