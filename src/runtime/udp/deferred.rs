@@ -6,11 +6,11 @@
 //! buffers are recycled too (forward's UDP mux swaps its upstream reply buffers with them).
 //!
 //! The replies are queued as their workers finish ([`ReplyQueue`]) and sent together by one
-//! task per listener and core ([`sender`]), so a burst of upstream answers costs one
-//! sendmmsg, not one syscall per reply.
+//! task per listener and core ([`sender`]) through the listener's backend, so that with
+//! recvmmsg/sendmmsg a burst of upstream answers costs one sendmmsg, not one syscall per
+//! reply.
 
-use super::mmsg;
-use super::send::Out;
+use super::backend::DatagramBackend;
 use crate::plugin::spare::SpareBufs;
 use crate::plugin::{Handler, Proto};
 use crate::runtime::core::CoreServer;
@@ -197,7 +197,7 @@ async fn worker<H: Handler + 'static>(pool: Rc<DeferredPool<H>>) {
     }
 }
 
-/// Most replies the sender takes from the queue at once (one sendmmsg).
+/// Most replies the sender takes from the queue at once (one sendmmsg with `mmsg`).
 const REPLY_BATCH: usize = 64;
 
 /// The replies of one listener's deferred queries on one core, waiting for the sender.
@@ -278,13 +278,13 @@ impl Future for Ready<'_> {
     }
 }
 
-/// The sender task of one listener on one core: sends what is queued, in batches, until the
-/// queue is closed and empty.
-pub async fn sender(queue: Rc<ReplyQueue>, out: Out) {
-    let mut batch = mmsg::Sender::new(REPLY_BATCH);
+/// The sender task of one listener on one core: sends what is queued, in batches, through
+/// `backend` (the listener's [`DatagramBackend::for_replies`]) until the queue is closed and
+/// empty.
+pub async fn sender<B: DatagramBackend>(queue: Rc<ReplyQueue>, mut backend: B) {
     let mut taken = Vec::with_capacity(REPLY_BATCH);
     while queue.take(&mut taken).await {
-        batch.send(&out, &taken).await;
+        backend.send_replies(&taken).await;
         for (r, _) in taken.drain(..) {
             queue.recycle(r);
         }

@@ -213,17 +213,29 @@ impl Mmsg {
             .map(|s| (&s.reply[..], s.peer));
         self.sender.send_prepared(&self.out, count, replies).await;
     }
+
+    /// Sends each reply to its address, as many per sendmmsg as the send headers hold.
+    pub async fn send_replies(&mut self, replies: &[(Vec<u8>, SocketAddr)]) {
+        self.sender.send(&self.out, replies).await;
+    }
+
+    /// Another instance on the same socket, with headers of its own, for replies that
+    /// arrive one by one (deferred queries) while the loop holds this one. Its receive
+    /// headers go unused.
+    pub fn for_replies(&self) -> Self {
+        Mmsg::new(self.out.clone(), self.size())
+    }
 }
 
-/// sendmmsg for replies that arrive one by one (deferred queries): its own headers, so it
-/// can share the socket with the receive loop.
-pub struct Sender {
+/// The send headers of one [`Mmsg`]: for the replies of a batch (pointed at the addresses
+/// the receive headers hold), or for replies with addresses of their own.
+struct Sender {
     h: Headers,
 }
 
 impl Sender {
     /// Headers for batches of up to `size` replies.
-    pub fn new(size: usize) -> Self {
+    fn new(size: usize) -> Self {
         Sender {
             h: Headers::new(size),
         }
@@ -231,7 +243,7 @@ impl Sender {
 
     /// Sends each reply to its address, as many per sendmmsg as the headers hold; what the
     /// kernel cannot take now goes out through [`Out::now`], which waits for room.
-    pub async fn send(&mut self, out: &Out, replies: &[(Vec<u8>, SocketAddr)]) {
+    async fn send(&mut self, out: &Out, replies: &[(Vec<u8>, SocketAddr)]) {
         for chunk in replies.chunks(self.h.hdrs.len()) {
             for (i, (reply, to)) in chunk.iter().enumerate() {
                 let name = self.h.addr(i);

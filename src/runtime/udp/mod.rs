@@ -8,7 +8,7 @@
 //! | module | what it is | uses |
 //! |---|---|---|
 //! | `mod.rs` | the loop | `backend`, `deferred`, `send`, `batch` |
-//! | `deferred` | worker pool for deferred queries; their reply queue and its sender task | `mmsg`, `send` |
+//! | `deferred` | worker pool for deferred queries; their reply queue and its sender task | `backend` |
 //! | `backend` | the `DatagramBackend` trait and the `Backend` enum | `mmsg`, `single`, `send`, `batch` |
 //! | `mmsg` | recvmmsg/sendmmsg headers | `send`, `batch` |
 //! | `single` | glommio's UdpSocket, one datagram per operation | `send`, `batch` |
@@ -50,12 +50,11 @@ pub async fn run<H: Handler + 'static>(
 ) {
     let counters: std::sync::Arc<crate::metrics::udp::UdpCounters> =
         crate::metrics::registry::cell(&[&view.core.listeners[view.li].name], core_index);
-    let out = Out::new(sock);
-    let mut backend = Backend::new(kind, out.clone(), batch_size);
+    let mut backend = Backend::new(kind, Out::new(sock), batch_size);
     let mut batch = Batch::new(backend.batch_size());
     let mut full_streak = 0;
     let queue = Rc::new(ReplyQueue::default());
-    let sender = glommio::spawn_local(deferred::sender(queue.clone(), out));
+    let sender = glommio::spawn_local(deferred::sender(queue.clone(), backend.for_replies()));
     let pool = DeferredPool::new(queue.clone());
     loop {
         let received =

@@ -5,6 +5,7 @@
 use super::batch::{self, Batch};
 use super::send::Out;
 use std::io;
+use std::net::SocketAddr;
 
 /// glommio's UdpSocket: one datagram per operation.
 pub struct Single {
@@ -15,6 +16,11 @@ impl Single {
     /// Receives and sends through the socket of `out`.
     pub fn new(out: Out) -> Self {
         Single { out }
+    }
+
+    /// Its way out.
+    pub fn out(&self) -> &Out {
+        &self.out
     }
 
     /// Receives one datagram into the first slot.
@@ -36,6 +42,13 @@ impl Single {
     pub async fn send(&mut self, batch: &mut Batch, n: usize) {
         for slot in batch.slots[..n].iter().filter(|s| s.send) {
             self.out.now(&slot.reply, slot.peer).await;
+        }
+    }
+
+    /// Sends each reply to its address, one `send_to` each.
+    pub async fn send_replies(&mut self, replies: &[(Vec<u8>, SocketAddr)]) {
+        for (reply, to) in replies {
+            self.out.now(reply, *to).await;
         }
     }
 }
