@@ -556,3 +556,39 @@ fn the_process_families_of_coredns_dashboards_describe_the_server() {
         "{page}"
     );
 }
+
+#[test]
+fn deferred_replies_leave_through_the_configured_udp_backend() {
+    // erratic delays every query, so every reply is a deferred query's: it leaves through
+    // the listener's reply task, which sends with a second instance of the listener's own
+    // backend. Each backend counts what it sends under its own name.
+    for (backend, other) in [("glommio", "mmsg"), ("mmsg", "glommio")] {
+        let claim = free_port();
+        let mport = claim.port;
+        let s = Server::start(|p| {
+            format!(
+                "{{\n    udp_backend {backend}\n    workers 1\n}}\n.:{p} {{\n    prometheus 127.0.0.1:{mport}\n    erratic {{\n        delay 1 20ms\n    }}\n}}\n"
+            )
+        });
+        let server = format!("dns://:{}", s.port);
+        let sent = |t: &str, by: &str| {
+            value(
+                t,
+                "ringdns_udp_deferred_replies_total",
+                &[("server", &server), ("backend", by)],
+            )
+        };
+        // The harness's readiness probe may have been answered (deferred) already.
+        let before = sent(&scrape(mport), backend).unwrap_or(0.0);
+        for i in 0..5 {
+            assert_eq!(udp(s.port, &query(i, "x.example.", 1)), 0, "{backend}");
+        }
+        let page = scrape_until(mport, |t| sent(t, backend) == Some(before + 5.0));
+        assert_eq!(
+            sent(&page, backend),
+            Some(before + 5.0),
+            "{backend}: {page}"
+        );
+        assert_eq!(sent(&page, other), None, "{backend}: {page}");
+    }
+}

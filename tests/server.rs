@@ -491,3 +491,60 @@ fn a_udp_reply_longer_than_the_interface_mtu_is_cut_with_tc_not_fragmented() {
     .join()
     .unwrap();
 }
+
+#[test]
+fn replies_cut_for_the_mtu_and_replies_too_big_even_cut_are_counted() {
+    // As above, in a network namespace whose loopback carries 560-byte packets: erratic's
+    // large answer goes out cut, and ringdns_udp_replies_cut_total counts it. Then at an MTU
+    // of 300 not even the 512-byte cut fits: nothing is sent, and the reply is counted in
+    // ringdns_udp_send_errors_total{reason="too_big"}. Needs root; skipped without.
+    std::thread::spawn(|| {
+        // SAFETY: unshare affects only the calling thread, which nothing else uses.
+        if unsafe { libc::unshare(libc::CLONE_NEWNET) } != 0 {
+            let e = std::io::Error::last_os_error();
+            assert_eq!(e.raw_os_error(), Some(libc::EPERM), "unshare: {e}");
+            eprintln!("no permission for a network namespace (not root): skipped");
+            return;
+        }
+        loopback_up_with_mtu(560);
+        let claim = common::free_port();
+        let mport = claim.port;
+        let s = Server::start(|p| {
+            format!(
+                ".:{p} {{\n    prometheus 127.0.0.1:{mport}\n    erratic {{\n        drop 0\n        large\n    }}\n}}\n"
+            )
+        });
+        let server = format!("dns://:{}", s.port);
+        let cut = |t: &str| {
+            common::metrics::value(t, "ringdns_udp_replies_cut_total", &[("server", &server)])
+        };
+        let too_big = |t: &str| {
+            common::metrics::value(
+                t,
+                "ringdns_udp_send_errors_total",
+                &[("server", &server), ("reason", "too_big")],
+            )
+        };
+        let page = common::metrics::scrape(mport);
+        assert_eq!((cut(&page), too_big(&page)), (Some(0.0), Some(0.0)), "{page}");
+
+        let name = "a-name-long-enough-for-a-large-reply.example.org.";
+        let q = query_full(31, name, A, 1, Some((4096, false)));
+        let reply = udp_exchange(s.port, &q, Duration::from_secs(2)).expect("a reply over UDP");
+        assert!(reply.len() <= 512, "{} bytes", reply.len());
+        let page = common::metrics::scrape_until(mport, |t| cut(t) == Some(1.0));
+        assert_eq!((cut(&page), too_big(&page)), (Some(1.0), Some(0.0)), "{page}");
+
+        loopback_up_with_mtu(300);
+        let q = query_full(32, name, A, 1, Some((4096, false)));
+        assert_eq!(udp_exchange(s.port, &q, Duration::from_millis(500)), None);
+        let page = common::metrics::scrape_until(mport, |t| too_big(t) == Some(1.0));
+        assert_eq!((cut(&page), too_big(&page)), (Some(1.0), Some(1.0)), "{page}");
+        assert!(
+            s.stderr().contains("udp send failed") || s.stdout().contains("udp send failed"),
+            "the first is logged"
+        );
+    })
+    .join()
+    .unwrap();
+}

@@ -1,7 +1,10 @@
 //! ringdns's own UDP families, for tuning `udp_batch` and `udp_rcvbuf`: how many datagrams
 //! each receive call of a listener took, and how many the kernel dropped on a listener's
 //! sockets because their receive buffers were full (read from `/proc` at scrape time, so the
-//! query path pays nothing for it).
+//! query path pays nothing for it). And for the send side: replies sent cut because they did
+//! not fit the interface MTU, replies the kernel refused, and which backend sent the replies
+//! of deferred queries. Those are counted only where a reply leaves the batched path (a cut,
+//! an error, a deferred reply), never per inline reply.
 
 use ringdns_metrics::registry::{Export, Source};
 use ringdns_metrics::{Counter, Histogram};
@@ -68,6 +71,142 @@ impl Export for UdpCounters {
             &[&labels[0], &core.to_string()],
             self.calls.get(),
         );
+    }
+}
+
+static CUT: Desc = Desc {
+    name: "ringdns_udp_replies_cut_total",
+    help: "UDP replies longer than the interface MTU allows (EMSGSIZE; the sockets never fragment), sent again cut to 1232 or 512 bytes with TC set.",
+    kind: Kind::Counter,
+    labels: &["server"],
+};
+
+static SEND_ERRORS: Desc = Desc {
+    name: "ringdns_udp_send_errors_total",
+    help: "UDP replies the kernel refused and that were not sent: reason too_big (EMSGSIZE even cut to 512 bytes, or not cuttable), unreachable (ENETUNREACH, EHOSTUNREACH, ENETDOWN, EHOSTDOWN, EADDRNOTAVAIL), denied (EPERM, EACCES: a firewall rule, a broadcast address), no_buffers (ENOBUFS, ENOMEM), other.",
+    kind: Kind::Counter,
+    labels: &["server", "reason"],
+};
+
+static DEFERRED: Desc = Desc {
+    name: "ringdns_udp_deferred_replies_total",
+    help: "Replies of deferred queries (those that waited, e.g. for an upstream) handed to a UDP listener's datagram backend to send, by the backend that sent them (udp_backend: mmsg or glommio).",
+    kind: Kind::Counter,
+    labels: &["server", "backend"],
+};
+
+/// Why the kernel refused a UDP reply, as the `reason` label of
+/// `ringdns_udp_send_errors_total` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SendError {
+    /// Longer than the path allows, even cut (or not a message that can be cut).
+    TooBig,
+    /// No route to the client.
+    Unreachable,
+    /// Refused by policy: a firewall rule, a broadcast address.
+    Denied,
+    /// The kernel had no memory for it.
+    NoBuffers,
+    /// Anything else.
+    Other,
+}
+
+impl SendError {
+    /// Every reason, in the order of the counters.
+    pub const ALL: [SendError; 5] = [
+        SendError::TooBig,
+        SendError::Unreachable,
+        SendError::Denied,
+        SendError::NoBuffers,
+        SendError::Other,
+    ];
+
+    /// The label value.
+    pub fn label(self) -> &'static str {
+        match self {
+            SendError::TooBig => "too_big",
+            SendError::Unreachable => "unreachable",
+            SendError::Denied => "denied",
+            SendError::NoBuffers => "no_buffers",
+            SendError::Other => "other",
+        }
+    }
+}
+
+/// The datagram backend that sent a reply, as the `backend` label names it (the values of
+/// `udp_backend`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SentBy {
+    /// recvmmsg/sendmmsg.
+    Mmsg,
+    /// glommio's UdpSocket.
+    Glommio,
+}
+
+impl SentBy {
+    /// Every backend, in the order of the counters.
+    const ALL: [SentBy; 2] = [SentBy::Mmsg, SentBy::Glommio];
+
+    /// The label value.
+    fn label(self) -> &'static str {
+        match self {
+            SentBy::Mmsg => "mmsg",
+            SentBy::Glommio => "glommio",
+        }
+    }
+}
+
+/// One core's send-side counters for one UDP listener. Registry labels: server.
+#[derive(Debug, Default)]
+pub struct UdpSendCounters {
+    cut: Counter,
+    errors: [Counter; SendError::ALL.len()],
+    deferred: [Counter; SentBy::ALL.len()],
+}
+
+impl UdpSendCounters {
+    /// Counts a reply sent cut; returns how many so far (for rate-limiting a log line).
+    /// Only the owning core may call this.
+    pub fn cut(&self) -> u64 {
+        self.cut.inc();
+        self.cut.get()
+    }
+
+    /// Counts a reply that was not sent; returns how many so far for `why`. Only the owning
+    /// core may call this.
+    pub fn error(&self, why: SendError) -> u64 {
+        let c = &self.errors[why as usize];
+        c.inc();
+        c.get()
+    }
+
+    /// Counts `n` replies of deferred queries handed to backend `by`. Only the owning core
+    /// may call this.
+    #[inline]
+    pub fn deferred(&self, by: SentBy, n: usize) {
+        self.deferred[by as usize].add(n as u64);
+    }
+}
+
+impl Export for UdpSendCounters {
+    fn export(&self, labels: &[String], _core: usize, out: &mut Sink) {
+        let server = &labels[0];
+        out.counter(&CUT, &[server], self.cut.get());
+        for why in SendError::ALL {
+            out.counter(
+                &SEND_ERRORS,
+                &[server, why.label()],
+                self.errors[why as usize].get(),
+            );
+        }
+        // Only the backend in use (udp_backend is process-wide) has counted anything.
+        for by in SentBy::ALL {
+            out.counter_nonzero(
+                &DEFERRED,
+                &[server, by.label()],
+                self.deferred[by as usize].get(),
+            );
+        }
     }
 }
 
@@ -179,6 +318,24 @@ fn parse_proc_addr(s: &str) -> Option<SocketAddr> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn send_counters_export_per_reason_and_backend() {
+        let c = UdpSendCounters::default();
+        assert_eq!(c.cut(), 1);
+        assert_eq!(c.error(SendError::TooBig), 1);
+        assert_eq!(c.error(SendError::TooBig), 2);
+        c.deferred(SentBy::Glommio, 3);
+        let mut out = Sink::default();
+        c.export(&["dns://:53".into()], 0, &mut out);
+        let int = |name, labels: &[&str]| out.get(name, labels).cloned();
+        let n = super::super::Sample::Int;
+        assert_eq!(int(CUT.name, &["dns://:53"]), Some(n(1)));
+        assert_eq!(int(SEND_ERRORS.name, &["dns://:53", "too_big"]), Some(n(2)));
+        assert_eq!(int(SEND_ERRORS.name, &["dns://:53", "other"]), Some(n(0)));
+        assert_eq!(int(DEFERRED.name, &["dns://:53", "glommio"]), Some(n(3)));
+        assert_eq!(int(DEFERRED.name, &["dns://:53", "mmsg"]), None);
+    }
 
     #[test]
     fn proc_addresses_parse_in_host_order() {

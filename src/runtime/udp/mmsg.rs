@@ -5,6 +5,7 @@
 
 use super::batch::{self, Batch};
 use super::send::Out;
+use crate::metrics::udp::SentBy;
 use std::io;
 use std::mem::MaybeUninit;
 use std::net::{SocketAddr, SocketAddrV4, SocketAddrV6};
@@ -216,6 +217,7 @@ impl Mmsg {
 
     /// Sends each reply to its address, as many per sendmmsg as the send headers hold.
     pub async fn send_replies(&mut self, replies: &[(Vec<u8>, SocketAddr)]) {
+        self.out.count_deferred(SentBy::Mmsg, replies.len());
         self.sender.send(&self.out, replies).await;
     }
 
@@ -364,6 +366,7 @@ fn from_socket_addr(addr: &SocketAddr, out: &mut libc::sockaddr_storage) -> libc
 
 #[cfg(test)]
 mod tests {
+    use super::super::send::tests::big_reply;
     use super::*;
     use glommio::net::UdpSocket;
     use std::rc::Rc;
@@ -387,7 +390,7 @@ mod tests {
                 c.set_read_timeout(Some(Duration::from_millis(300)))
                     .unwrap();
             }
-            let mut mmsg = Mmsg::new(Out::new(sock), 8);
+            let mut mmsg = Mmsg::new(Out::new(sock, Default::default()), 8);
             let mut batch = Batch::new(8);
             for round in 0..2u8 {
                 let order: Vec<usize> = if round == 0 {
@@ -430,19 +433,6 @@ mod tests {
         round_trip("[::1]:0");
     }
 
-    /// A DNS reply of `records` A records for example.org (16 bytes each after 29).
-    fn big_reply(records: u16) -> Vec<u8> {
-        let mut r = vec![0, 7, 0x81, 0x80, 0, 1];
-        r.extend_from_slice(&records.to_be_bytes());
-        r.extend_from_slice(&[0, 0, 0, 0]);
-        r.extend_from_slice(b"\x07example\x03org\x00\x00\x01\x00\x01");
-        for i in 0..records {
-            r.extend_from_slice(&[0xc0, 0x0c, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, 10, 0]);
-            r.extend_from_slice(&i.to_be_bytes());
-        }
-        r
-    }
-
     /// A reply the kernel refuses as too long (EMSGSIZE; here over IPv4's 65 507-byte
     /// limit, as a reply over the MTU is with DF) goes out cut with TC, in its place: the
     /// replies before and after it in the same sendmmsg arrive whole.
@@ -460,7 +450,7 @@ mod tests {
                 c.send_to(&[i as u8], server).unwrap();
             }
             glommio::timer::sleep(Duration::from_millis(20)).await;
-            let mut mmsg = Mmsg::new(Out::new(sock), 8);
+            let mut mmsg = Mmsg::new(Out::new(sock, Default::default()), 8);
             let mut batch = Batch::new(8);
             let n = mmsg.recv(&mut batch).await.unwrap();
             assert_eq!(n, 3);

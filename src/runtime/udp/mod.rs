@@ -3,17 +3,19 @@
 //! queries go to the listener's worker pool. Between batches the loop picks up a reloaded
 //! configuration (see `swap`).
 //!
-//! Its modules, each using only those below it (and `batch`, which uses none):
+//! Its modules, each using only those below it in the table (imports run one way; the
+//! trait impls of the backends sit in `backend`, beside the enum, so that the backends need
+//! not import it):
 //!
-//! | module | what it is | uses |
-//! |---|---|---|
-//! | `mod.rs` | the loop | `backend`, `deferred`, `send`, `batch` |
-//! | `deferred` | worker pool for deferred queries; their reply queue and its sender task | `backend` |
-//! | `backend` | the `DatagramBackend` trait and the `Backend` enum | `mmsg`, `single`, `send`, `batch` |
-//! | `mmsg` | recvmmsg/sendmmsg headers | `send`, `batch` |
-//! | `single` | glommio's UdpSocket, one datagram per operation | `send`, `batch` |
-//! | `send` | one datagram now; EMSGSIZE → cut (`wire::fit`); send errors | `wire` |
-//! | `batch` | the reused slots of a batch | |
+//! | module | what it is | uses in `udp/` | uses outside |
+//! |---|---|---|---|
+//! | `mod.rs` | the loop | `backend`, `deferred`, `send`, `batch` | `serve`, `swap`, `stop`, `metrics`, `config` |
+//! | `deferred` | worker pool for deferred queries; their reply queue and its sender task | `backend` | `serve`, `core`, `plugin` |
+//! | `backend` | the `DatagramBackend` trait and the `Backend` enum | `mmsg`, `single`, `send`, `batch` | `config` |
+//! | `mmsg` | recvmmsg/sendmmsg headers | `send`, `batch` | `metrics` |
+//! | `single` | glommio's UdpSocket, one datagram per operation | `send`, `batch` | `metrics` |
+//! | `send` | one datagram now; EMSGSIZE → cut; cut and error counters | | `wire`, `metrics` |
+//! | `batch` | the reused slots of a batch | | |
 
 mod backend;
 mod batch;
@@ -48,9 +50,11 @@ pub async fn run<H: Handler + 'static>(
     stop: Rc<Stop>,
     core_index: usize,
 ) {
+    let name = &view.core.listeners[view.li].name;
     let counters: std::sync::Arc<crate::metrics::udp::UdpCounters> =
-        crate::metrics::registry::cell(&[&view.core.listeners[view.li].name], core_index);
-    let mut backend = Backend::new(kind, Out::new(sock), batch_size);
+        crate::metrics::registry::cell(&[name], core_index);
+    let out = Out::new(sock, crate::metrics::registry::cell(&[name], core_index));
+    let mut backend = Backend::new(kind, out, batch_size);
     let mut batch = Batch::new(backend.batch_size());
     let mut full_streak = 0;
     let queue = Rc::new(ReplyQueue::default());

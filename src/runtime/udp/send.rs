@@ -9,43 +9,48 @@
 //! with TC set, so the client retries over TCP, as it would after a truncation for its
 //! advertised size.
 //!
-//! Every backend's sends end here when they fail, so the counting and the rate-limited log
-//! lines are in one place.
+//! Every backend's sends end here when they fail, so the counting (the listener's
+//! `ringdns_udp_replies_cut_total` and `ringdns_udp_send_errors_total`) and the rate-limited
+//! log lines are in one place.
 
+use crate::metrics::udp::{SendError, SentBy, UdpSendCounters};
 use crate::wire;
 use glommio::net::UdpSocket;
 use socket2::{SockAddr, SockRef};
-use std::cell::Cell;
 use std::io;
 use std::net::SocketAddr;
 use std::os::fd::{AsRawFd, BorrowedFd};
 use std::rc::Rc;
+use std::sync::Arc;
 
 /// The sizes an oversized reply is cut to, tried in order: what fits any Ethernet path
 /// (DNS Flag Day 2020's 1232), then the 512 every client accepts.
 const CUT_SIZES: [usize; 2] = [1232, wire::MIN_UDP_SIZE];
 
-thread_local! {
-    static CUT: Cell<u64> = const { Cell::new(0) };
-    static SEND_ERRORS: Cell<u64> = const { Cell::new(0) };
-}
-
-/// A listener's UDP socket as the way out for single datagrams; each backend of the
-/// listener holds one (a clone: it is an `Rc`).
+/// A listener's UDP socket as the way out for single datagrams, with the listener's
+/// send-side counters on this core; each backend of the listener holds one (a clone: both
+/// halves are shared).
 #[derive(Clone)]
 pub struct Out {
     sock: Rc<UdpSocket>,
+    counters: Arc<UdpSendCounters>,
 }
 
 impl Out {
-    /// The way out through `sock`.
-    pub fn new(sock: Rc<UdpSocket>) -> Self {
-        Out { sock }
+    /// The way out through `sock`, counting into `counters`.
+    pub fn new(sock: Rc<UdpSocket>, counters: Arc<UdpSendCounters>) -> Self {
+        Out { sock, counters }
     }
 
     /// The socket, for the backends' own calls on it.
     pub fn socket(&self) -> &Rc<UdpSocket> {
         &self.sock
+    }
+
+    /// Counts `n` replies of deferred queries that backend `by` is sending.
+    #[inline]
+    pub fn count_deferred(&self, by: SentBy, n: usize) {
+        self.counters.deferred(by, n);
     }
 
     /// Sends `reply` to `to` now, waiting for room in the socket's buffer; a refusal goes to
@@ -62,7 +67,7 @@ impl Out {
         if is_too_big(e) {
             self.send_cut(reply, to);
         } else {
-            note_error(e);
+            self.note_error(e);
         }
     }
 
@@ -85,7 +90,7 @@ impl Out {
             }
             match sock.send_to_with_flags(&cut, &addr, libc::MSG_DONTWAIT) {
                 Ok(_) => {
-                    note_cut(reply.len(), cut.len());
+                    self.note_cut(reply.len(), cut.len());
                     return;
                 }
                 Err(e) if is_too_big(&e) => last = e,
@@ -95,7 +100,33 @@ impl Out {
                 }
             }
         }
-        note_error(&last);
+        self.note_error(&last);
+    }
+
+    /// Counts a reply that could not be sent, and logs the first of each thousand of its
+    /// reason on this listener and core.
+    fn note_error(&self, e: &io::Error) {
+        let why = reason(e);
+        let n = self.counters.error(why);
+        if n % 1000 == 1 {
+            crate::error!(
+                "udp send failed ({n} {} so far on this listener and core): {e}",
+                why.label()
+            );
+        }
+    }
+
+    /// Counts a reply sent cut, and logs the first of each thousand on this listener and
+    /// core.
+    fn note_cut(&self, from: usize, to: usize) {
+        let n = self.counters.cut();
+        if n % 1000 == 1 {
+            crate::warning!(
+                "a {from}-byte UDP reply was too large to send (longer than the interface \
+                 MTU allows): sent cut to {to} bytes with TC ({n} so far on this listener and \
+                 core)"
+            );
+        }
     }
 }
 
@@ -104,28 +135,88 @@ fn is_too_big(e: &io::Error) -> bool {
     e.raw_os_error() == Some(libc::EMSGSIZE)
 }
 
-/// Counts a reply that could not be sent, and logs the first of each thousand.
-fn note_error(e: &io::Error) {
-    SEND_ERRORS.with(|c| {
-        let n = c.get();
-        c.set(n + 1);
-        if n % 1000 == 0 {
-            crate::error!("udp send failed ({} so far on this core): {e}", n + 1);
-        }
-    });
+/// The `reason` label of a refusal.
+fn reason(e: &io::Error) -> SendError {
+    match e.raw_os_error() {
+        Some(libc::EMSGSIZE) => SendError::TooBig,
+        Some(
+            libc::ENETUNREACH
+            | libc::EHOSTUNREACH
+            | libc::ENETDOWN
+            | libc::EHOSTDOWN
+            | libc::EADDRNOTAVAIL,
+        ) => SendError::Unreachable,
+        Some(libc::EPERM | libc::EACCES) => SendError::Denied,
+        Some(libc::ENOBUFS | libc::ENOMEM) => SendError::NoBuffers,
+        _ => SendError::Other,
+    }
 }
 
-/// Counts a reply sent cut, and logs the first of each thousand.
-fn note_cut(from: usize, to: usize) {
-    CUT.with(|c| {
-        let n = c.get();
-        c.set(n + 1);
-        if n % 1000 == 0 {
-            crate::warning!(
-                "a {from}-byte UDP reply was too large to send (longer than the interface \
-                 MTU allows): sent cut to {to} bytes with TC ({} so far on this core)",
-                n + 1
-            );
+#[cfg(test)]
+pub(super) mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn refusals_are_counted_by_reason() {
+        let of = |errno| reason(&io::Error::from_raw_os_error(errno));
+        assert_eq!(of(libc::EMSGSIZE), SendError::TooBig);
+        assert_eq!(of(libc::ENETUNREACH), SendError::Unreachable);
+        assert_eq!(of(libc::EHOSTUNREACH), SendError::Unreachable);
+        assert_eq!(of(libc::EPERM), SendError::Denied);
+        assert_eq!(of(libc::EACCES), SendError::Denied);
+        assert_eq!(of(libc::ENOBUFS), SendError::NoBuffers);
+        assert_eq!(of(libc::EINVAL), SendError::Other);
+        assert_eq!(reason(&io::Error::other("no errno")), SendError::Other);
+    }
+
+    /// A DNS reply of `records` A records for example.org (16 bytes each after 29).
+    pub(in crate::runtime::udp) fn big_reply(records: u16) -> Vec<u8> {
+        let mut r = vec![0, 7, 0x81, 0x80, 0, 1];
+        r.extend_from_slice(&records.to_be_bytes());
+        r.extend_from_slice(&[0, 0, 0, 0]);
+        r.extend_from_slice(b"\x07example\x03org\x00\x00\x01\x00\x01");
+        for i in 0..records {
+            r.extend_from_slice(&[0xc0, 0x0c, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, 10, 0]);
+            r.extend_from_slice(&i.to_be_bytes());
         }
-    });
+        r
+    }
+
+    /// Over IPv4 a datagram longer than 65 507 bytes is refused with EMSGSIZE, as a reply
+    /// over the MTU is with DF: a DNS reply goes out cut and is counted as cut; bytes that
+    /// are no DNS message cannot be cut and are counted as a `too_big` send error.
+    #[test]
+    fn cut_replies_and_replies_too_big_even_cut_are_counted() {
+        glommio::LocalExecutor::default().run(async {
+            let sock = Rc::new(UdpSocket::bind("127.0.0.1:0").unwrap());
+            let counters = Arc::new(UdpSendCounters::default());
+            let out = Out::new(sock, counters.clone());
+            let client = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+            client
+                .set_read_timeout(Some(Duration::from_millis(500)))
+                .unwrap();
+            let to = client.local_addr().unwrap();
+
+            out.now(&big_reply(4093), to).await;
+            let mut buf = vec![0u8; 65_536];
+            let (len, _) = client.recv_from(&mut buf).unwrap();
+            assert!(
+                len <= 1232 && buf[2] & 0x02 != 0,
+                "{len} bytes, cut with TC"
+            );
+
+            out.now(&vec![0xff; 65_508], to).await;
+            assert!(client.recv_from(&mut buf).is_err(), "nothing sent");
+
+            let mut page = crate::metrics::Sink::default();
+            crate::metrics::Export::export(&*counters, &["l".into()], 0, &mut page);
+            let get = |name, labels: &[&str]| page.get(name, labels).cloned();
+            let n = crate::metrics::Sample::Int;
+            assert_eq!(get("ringdns_udp_replies_cut_total", &["l"]), Some(n(1)));
+            let errors = |why| get("ringdns_udp_send_errors_total", &["l", why]);
+            assert_eq!(errors("too_big"), Some(n(1)));
+            assert_eq!(errors("other"), Some(n(0)));
+        });
+    }
 }

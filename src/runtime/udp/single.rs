@@ -4,6 +4,7 @@
 
 use super::batch::{self, Batch};
 use super::send::Out;
+use crate::metrics::udp::SentBy;
 use std::io;
 use std::net::SocketAddr;
 
@@ -47,6 +48,7 @@ impl Single {
 
     /// Sends each reply to its address, one `send_to` each.
     pub async fn send_replies(&mut self, replies: &[(Vec<u8>, SocketAddr)]) {
+        self.out.count_deferred(SentBy::Glommio, replies.len());
         for (reply, to) in replies {
             self.out.now(reply, *to).await;
         }
