@@ -31,9 +31,9 @@ pub trait DatagramBackend {
     /// its address.
     fn send_replies(&mut self, replies: &[(Vec<u8>, SocketAddr)]) -> impl Future<Output = ()>;
     /// A second backend of the same kind on the same socket, for the listener's reply task:
-    /// it sends deferred replies ([`DatagramBackend::send_replies`]) while the loop owns
-    /// this one, each with send state of its own. It never receives.
-    fn for_replies(&self) -> Self
+    /// it sends deferred replies ([`DatagramBackend::send_replies`]), up to `most` at a time,
+    /// while the loop owns this one, each with send state of its own. It never receives.
+    fn for_replies(&self, most: usize) -> Self
     where
         Self: Sized;
 }
@@ -51,8 +51,8 @@ impl DatagramBackend for Mmsg {
         Mmsg::send_replies(self, replies)
     }
 
-    fn for_replies(&self) -> Self {
-        Mmsg::for_replies(self)
+    fn for_replies(&self, most: usize) -> Self {
+        Mmsg::for_replies(self, most)
     }
 }
 
@@ -69,7 +69,7 @@ impl DatagramBackend for Single {
         Single::send_replies(self, replies)
     }
 
-    fn for_replies(&self) -> Self {
+    fn for_replies(&self, _most: usize) -> Self {
         Single::new(self.out().clone())
     }
 }
@@ -123,10 +123,10 @@ impl DatagramBackend for Backend {
         }
     }
 
-    fn for_replies(&self) -> Self {
+    fn for_replies(&self, most: usize) -> Self {
         match self {
-            Backend::Mmsg(b) => Backend::Mmsg(b.for_replies()),
-            Backend::Glommio(b) => Backend::Glommio(b.for_replies()),
+            Backend::Mmsg(b) => Backend::Mmsg(b.for_replies(most)),
+            Backend::Glommio(b) => Backend::Glommio(b.for_replies(most)),
         }
     }
 }

@@ -278,15 +278,21 @@ impl Future for Ready<'_> {
     }
 }
 
-/// The sender task of one listener on one core: sends what is queued, in batches, through
-/// `backend` (the listener's [`DatagramBackend::for_replies`]) until the queue is closed and
-/// empty.
-pub async fn sender<B: DatagramBackend>(queue: Rc<ReplyQueue>, mut backend: B) {
-    let mut taken = Vec::with_capacity(REPLY_BATCH);
-    while queue.take(&mut taken).await {
-        backend.send_replies(&taken).await;
-        for (r, _) in taken.drain(..) {
-            queue.recycle(r);
+/// The sender task of one listener on one core, to spawn: it sends what is queued, in
+/// batches, through a second instance of the listener's backend `like`
+/// ([`DatagramBackend::for_replies`]), until the queue is closed and empty.
+pub fn sender<B: DatagramBackend + 'static>(
+    queue: Rc<ReplyQueue>,
+    like: &B,
+) -> impl Future<Output = ()> + 'static {
+    let mut backend = like.for_replies(REPLY_BATCH);
+    async move {
+        let mut taken = Vec::with_capacity(REPLY_BATCH);
+        while queue.take(&mut taken).await {
+            backend.send_replies(&taken).await;
+            for (r, _) in taken.drain(..) {
+                queue.recycle(r);
+            }
         }
     }
 }

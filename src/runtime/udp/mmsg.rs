@@ -221,11 +221,11 @@ impl Mmsg {
         self.sender.send(&self.out, replies).await;
     }
 
-    /// Another instance on the same socket, with headers of its own, for replies that
-    /// arrive one by one (deferred queries) while the loop holds this one. Its receive
-    /// headers go unused.
-    pub fn for_replies(&self) -> Self {
-        Mmsg::new(self.out.clone(), self.size())
+    /// Another instance on the same socket, with headers of its own for `most` replies at a
+    /// time, for replies that arrive one by one (deferred queries) while the loop holds this
+    /// one. Its receive headers go unused.
+    pub fn for_replies(&self, most: usize) -> Self {
+        Mmsg::new(self.out.clone(), most)
     }
 }
 

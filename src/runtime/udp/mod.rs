@@ -58,7 +58,7 @@ pub async fn run<H: Handler + 'static>(
     let mut batch = Batch::new(backend.batch_size());
     let mut full_streak = 0;
     let queue = Rc::new(ReplyQueue::default());
-    let sender = glommio::spawn_local(deferred::sender(queue.clone(), backend.for_replies()));
+    let sender = glommio::spawn_local(deferred::sender(queue.clone(), &backend));
     let pool = DeferredPool::new(queue.clone());
     loop {
         let received =
