@@ -177,6 +177,16 @@ impl<H: Handler> CoreServer<H> {
         self
     }
 
+    /// Runs every plugin's start hook in every block, in Corefile order, on this core's
+    /// executor: once, when this server becomes the core's current one (see
+    /// [`super::swap::Current`]), so that plugins start their background tasks here and not
+    /// on the query path.
+    pub fn start(&self) {
+        for b in &self.blocks {
+            b.chain.start();
+        }
+    }
+
     /// Runs every plugin's end-of-batch hook (log flushing) in every block.
     pub fn after_batch(&self) {
         if !self.has_after_batch {

@@ -5,10 +5,14 @@
 //! loop takes the new server and finds its listener again by [`ListenerKey`]. Queries
 //! already handed to tasks keep the `Rc` of the server they started on and finish there.
 //! The main thread sends each core a [`Swap`] to start this.
+//!
+//! Making a server current is also when its plugins start ([`Current::new`] at start-up,
+//! [`Current::replace`] after a reload): each runs its chains' start hooks once.
 
 use super::core::CoreServer;
 use super::sockets::ListenerSockets;
 use crate::config::{Config, ListenerKey};
+use crate::plugin::Handler;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::sync::Arc;
@@ -29,15 +33,28 @@ pub struct Current<H> {
     version: Cell<u64>,
 }
 
-impl<H> Current<H> {
-    /// Starts with the first configuration's server.
+impl<H: Handler> Current<H> {
+    /// Starts with the first configuration's server, whose plugins' start hooks run here
+    /// (on the core's executor, before any loop exists).
     pub fn new(server: CoreServer<H>) -> Self {
+        server.start();
         Current {
             server: RefCell::new(Rc::new(server)),
             version: Cell::new(0),
         }
     }
 
+    /// Makes `server` the one loops pick up at their next batch, after running its plugins'
+    /// start hooks: a reload's new chain starts before it serves a query. The replaced
+    /// server's tasks end with it (its instances are dropped once no query holds it).
+    pub fn replace(&self, server: CoreServer<H>) {
+        server.start();
+        *self.server.borrow_mut() = Rc::new(server);
+        self.version.set(self.version.get() + 1);
+    }
+}
+
+impl<H> Current<H> {
     /// Bumped by every [`Current::replace`].
     pub fn version(&self) -> u64 {
         self.version.get()
@@ -46,12 +63,6 @@ impl<H> Current<H> {
     /// The newest server.
     pub fn get(&self) -> Rc<CoreServer<H>> {
         self.server.borrow().clone()
-    }
-
-    /// Makes `server` the one loops pick up at their next batch.
-    pub fn replace(&self, server: CoreServer<H>) {
-        *self.server.borrow_mut() = Rc::new(server);
-        self.version.set(self.version.get() + 1);
     }
 }
 
@@ -110,4 +121,45 @@ impl<H> View<H> {
 
 fn find<H>(core: &CoreServer<H>, key: ListenerKey) -> Option<usize> {
     core.meta.iter().position(|m| m.key == key)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plugin::{Request, Status};
+
+    /// A chain that counts its start hooks.
+    #[derive(Default)]
+    struct Starts(Rc<Cell<usize>>);
+
+    impl Handler for Starts {
+        async fn serve(&self, _req: &mut Request<'_>) -> Status {
+            Status::rcode(crate::wire::rcode::SERVFAIL)
+        }
+        fn is_end(&self) -> bool {
+            false
+        }
+        fn after_batch(&self) {}
+        fn start(&self) {
+            self.0.set(self.0.get() + 1);
+        }
+    }
+
+    #[test]
+    fn the_first_server_and_each_replacement_start_once_when_they_become_current() {
+        let (first, second) = (Starts::default(), Starts::default());
+        let (a, b) = (first.0.clone(), second.0.clone());
+        let built = super::super::core::tests::one_block(first, false);
+        assert_eq!(a.get(), 0, "building starts nothing");
+        let current = Current::new(built);
+        assert_eq!(a.get(), 1, "the first server starts as it becomes current");
+        let _ = current.get();
+        current.replace(super::super::core::tests::one_block(second, false));
+        assert_eq!(
+            (a.get(), b.get()),
+            (1, 1),
+            "a reload starts the new chain only"
+        );
+        assert_eq!(current.version(), 1);
+    }
 }

@@ -61,6 +61,7 @@ pub async fn core_main(
     let mut w = Worker {
         info,
         tuning: config.tuning.clone(),
+        // Current: its plugins start here, on this core's executor.
         current: Rc::new(Current::new(CoreServer::build(&config, &info))),
         live: Vec::new(),
         tasks: Vec::new(),
@@ -98,7 +99,8 @@ pub async fn core_main(
 }
 
 impl Worker {
-    /// Builds the new server, makes it current, and opens and closes listeners to match.
+    /// Builds the new server, makes it current (which runs its plugins' start hooks), and
+    /// opens and closes listeners to match.
     fn apply(&mut self, swap: Swap) {
         let prev = self.current.get();
         let next = CoreServer::build(&swap.config, &self.info).sharing_inflight_with(&prev);

@@ -21,6 +21,10 @@ pub trait Handler {
     /// True when no plugin follows (every remaining slot is empty), so the caller can fail
     /// with its own name as CoreDNS's `NextOrFailure` does.
     fn is_end(&self) -> bool;
+    /// Runs the start hook ([`Serve::start`]) of every plugin present from here on,
+    /// outermost first: once per chain, when the runtime makes it a core's current one. The
+    /// default, for handlers that are not chains of plugins, does nothing.
+    fn start(&self) {}
     /// Propagates the end-of-batch hook to every plugin present.
     fn after_batch(&self);
     /// True when a plugin present from here on has end-of-batch work. The default is true
@@ -114,6 +118,13 @@ impl<P: Serve, R: Handler> Handler for Link<P, R> {
         self.plugin.is_none() && self.rest.is_end()
     }
 
+    fn start(&self) {
+        if let Some(p) = &self.plugin {
+            p.start();
+        }
+        self.rest.start();
+    }
+
     fn after_batch(&self) {
         if let Some(p) = &self.plugin {
             p.after_batch();
@@ -147,4 +158,56 @@ impl Handler for End {
     }
 
     fn after_batch(&self) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::corefile::{Dispenser, Error};
+    use crate::{BlockSetup, CoreInfo, Plugin, Serves};
+    use std::cell::RefCell;
+    use std::sync::Arc;
+
+    thread_local! {
+        static STARTED: RefCell<Vec<&'static str>> = const { RefCell::new(Vec::new()) };
+    }
+
+    /// A plugin whose start hook notes its name.
+    struct Notes<const N: usize>;
+
+    impl<const N: usize> Plugin for Notes<N> {
+        const NAME: &'static str = ["first", "second", "third"][N];
+        type Config = ();
+        type Place = Serves;
+        fn setup(_d: &mut Dispenser<'_>, _b: &mut BlockSetup) -> Result<(), Error> {
+            Ok(())
+        }
+    }
+
+    impl<const N: usize> Serve for Notes<N> {
+        fn build(_c: &Arc<()>, _core: &CoreInfo) -> Option<Self> {
+            Some(Notes)
+        }
+        fn start(&self) {
+            STARTED.with(|s| s.borrow_mut().push(Self::NAME));
+        }
+    }
+
+    #[test]
+    fn start_runs_once_for_each_plugin_present_outermost_first() {
+        let chain = Link {
+            plugin: Some(Notes::<0>),
+            rest: Link {
+                plugin: None::<Notes<1>>,
+                rest: Link {
+                    plugin: Some(Notes::<2>),
+                    rest: End,
+                },
+            },
+        };
+        chain.start();
+        assert_eq!(STARTED.with(|s| s.take()), vec!["first", "third"]);
+        End.start();
+        assert!(STARTED.with(|s| s.take()).is_empty());
+    }
 }

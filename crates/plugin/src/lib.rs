@@ -119,6 +119,15 @@ pub trait Serve: Plugin {
         None
     }
 
+    /// Called once on this core's executor when a chain holding this instance becomes the
+    /// core's current one: at start-up and after each reload, before the chain serves a
+    /// query. The place to spawn the instance's background tasks (forward's connection
+    /// janitor), which `build` cannot do because it may run before the executor runs tasks,
+    /// and which the query path should not check for. A task should hold the instance's
+    /// state weakly and end once it is gone: a reload drops the old instance. The default
+    /// does nothing.
+    fn start(&self) {}
+
     /// Called by the socket loop after each batch of queries, e.g. to flush buffered log
     /// lines with one write instead of one per query. Only for plugins that set
     /// [`Serve::AFTER_BATCH`].

@@ -93,7 +93,11 @@ struct RuleCore {
 struct Inner {
     rules: Vec<RuleCore>,
     rng: RefCell<fastrand::Rng>,
+    /// The janitor was started ([`Serve::start`] runs once per chain; this keeps a second
+    /// call from starting a second janitor).
     janitor: Cell<bool>,
+    /// Rounds the janitor has made, for tests that it runs.
+    sweeps: Cell<u64>,
 }
 
 /// The per-core instance.
@@ -190,6 +194,7 @@ impl Serve for Forward {
                 rules,
                 rng: RefCell::new(fastrand::Rng::new()),
                 janitor: Cell::new(false),
+                sweeps: Cell::new(0),
             }),
         })
     }
@@ -206,7 +211,6 @@ impl Serve for Forward {
             if !req.can_wait() {
                 return req.defer();
             }
-            self.start_janitor();
             match forward_one(inner, i, req).await {
                 Done::Written(rcode, nodata) => {
                     let cfg = &rule.shared.cfg;
@@ -224,12 +228,11 @@ impl Serve for Forward {
         }
         next_or_failure(Self::NAME, next, req).await
     }
-}
 
-impl Forward {
-    /// Starts this core's connection janitor the first time a query is forwarded (the
-    /// instance is built before the executor runs tasks).
-    fn start_janitor(&self) {
+    /// Starts this core's connection janitor, which closes idle and aged upstream
+    /// connections every [`JANITOR_EVERY`]. It holds the instance weakly and ends once a
+    /// reload dropped it; the new instance starts its own.
+    fn start(&self) {
         if self.inner.janitor.replace(true) {
             return;
         }
@@ -243,6 +246,7 @@ impl Forward {
                         u.prune(&r.shared.cfg);
                     }
                 }
+                inner.sweeps.set(inner.sweeps.get() + 1);
             }
         })
         .detach();
@@ -468,3 +472,60 @@ fn written(req: &mut Request<'_>, client_id: u16, rcode: u8) -> Done {
 }
 
 ringdns_plugin::export!(Forward);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ringdns_plugin::{End, Link};
+
+    /// Builds this core's instance of `forward . 127.0.0.1:9`, as the chain would.
+    fn instance() -> Forward {
+        let (_, config) =
+            ringdns_testkit::config::<Forward>(". {\n forward . 127.0.0.1:9\n}\n").unwrap();
+        let core = CoreInfo {
+            index: 0,
+            cpu: 0,
+            cores: 1,
+        };
+        Forward::build(&Arc::new(config), &core).unwrap()
+    }
+
+    /// Waits (on the executor) until `f`'s janitor made a round, for at most 3 s.
+    async fn swept(f: &Forward) -> bool {
+        let t0 = Instant::now();
+        while f.inner.sweeps.get() == 0 && t0.elapsed() < Duration::from_secs(3) {
+            ringdns_plugin::glommio::timer::sleep(Duration::from_millis(20)).await;
+        }
+        f.inner.sweeps.get() > 0
+    }
+
+    #[test]
+    fn the_janitor_runs_from_the_start_hook_on_a_core_that_forwarded_nothing() {
+        ringdns_plugin::glommio::LocalExecutor::default().run(async {
+            // The start hook reaches the instance through its chain link.
+            let chain = Link {
+                plugin: Some(instance()),
+                rest: End,
+            };
+            chain.start();
+            let f = chain.plugin.as_ref().unwrap();
+            assert!(swept(f).await, "no janitor round within 3 s");
+            assert_eq!(
+                f.inner.rules[0].counters.requests.get(),
+                0,
+                "nothing forwarded"
+            );
+            // A reload's new instance starts its own janitor; the old one's ends with it.
+            let weak = Rc::downgrade(&f.inner);
+            drop(chain);
+            assert!(
+                weak.upgrade().is_none(),
+                "the janitor holds the instance weakly"
+            );
+            let next = instance();
+            next.start();
+            next.start();
+            assert!(swept(&next).await, "the new instance's janitor did not run");
+        });
+    }
+}
