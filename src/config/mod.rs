@@ -32,8 +32,6 @@ pub struct Config {
     pub listeners: Vec<Listener>,
     /// Addresses of the `/health` endpoint (every distinct one any block asks for).
     pub health: Vec<std::net::SocketAddr>,
-    /// The longest `lameduck` any `health` block asks for.
-    pub lameduck: std::time::Duration,
     /// Addresses of the `/ready` endpoint.
     pub ready: Vec<std::net::SocketAddr>,
     /// The plugins `/ready` waits for: those of every block that enables `ready`, asked as
@@ -65,6 +63,8 @@ pub fn load(cf: &Corefile, dns_port: u16) -> Result<Config, Error> {
         global::check_host(&cf.global, &tuning, &allowed)?;
     }
     let mut blocks = Vec::with_capacity(cf.blocks.len());
+    // One per load: what the plugins keep across this configuration's blocks.
+    let shared = crate::plugin::ConfigShared::default();
     let mut first_keys: Vec<&Token> = Vec::new();
     for sb in &cf.blocks {
         let mut zones = Vec::new();
@@ -93,6 +93,7 @@ pub fn load(cf: &Corefile, dns_port: u16) -> Result<Config, Error> {
                 .copied()
                 .filter(|p| sb.directives.iter().any(|d| d.name == *p))
                 .collect(),
+            config_shared: shared.clone(),
             ..BlockSetup::default()
         };
         let plugins = chain::setup_block(&sb.directives, &mut setup)?;
@@ -114,16 +115,14 @@ pub fn load(cf: &Corefile, dns_port: u16) -> Result<Config, Error> {
     }
     fill_routes(&blocks, &listeners);
     let (mut health, mut ready, mut metrics) = (Vec::new(), Vec::new(), Vec::new());
-    let mut lameduck = std::time::Duration::ZERO;
     let mut reload = None;
     let (mut monitor, mut watched) = (Default::default(), Vec::new());
     for b in &blocks {
         reload = b.setup.reload.or(reload);
-        if let Some((addr, ld)) = b.setup.health {
-            if !health.contains(&addr) {
-                health.push(addr);
-            }
-            lameduck = lameduck.max(ld);
+        if let Some(addr) = b.setup.health
+            && !health.contains(&addr)
+        {
+            health.push(addr);
         }
         if let Some((addr, m)) = b.setup.ready {
             if !ready.contains(&addr) {
@@ -143,7 +142,6 @@ pub fn load(cf: &Corefile, dns_port: u16) -> Result<Config, Error> {
         blocks,
         listeners,
         health,
-        lameduck,
         ready,
         readiness: Arc::new(crate::plugin::readiness::Watch::new(monitor, watched)),
         reload,

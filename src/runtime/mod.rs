@@ -7,6 +7,7 @@ pub mod ops;
 mod reload;
 pub mod router;
 pub mod serve;
+mod shutdown;
 mod sockets;
 pub mod stop;
 pub mod swap;
@@ -213,23 +214,15 @@ pub fn run(config: Config, digest: Digest, source: Source, quiet: bool) -> Resul
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    // Not ready any more: load balancers stop sending. On SIGTERM with `health { lameduck }`,
-    // keep answering (health stays 200) for that long before the listeners close.
+    // Not ready any more: load balancers stop sending. The plugins' shutdown hooks run while
+    // every core still answers (health's lameduck waits there on SIGTERM); a SIGINT, or a
+    // core that ended, cuts their waits short.
     state.ready.store(false, Ordering::Release);
-    let lameduck = reloader.running().lameduck;
-    if got == Some(SIGTERM) && !lameduck.is_zero() {
-        crate::info!(
-            "Going into lameduck mode for {}",
-            crate::plugin::duration::format(lameduck)
-        );
-        let t0 = Instant::now();
-        while t0.elapsed() < lameduck && exited.load(Ordering::Acquire) == 0 {
-            if signals.pending().any(|s| s == SIGINT) {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
+    let signals = std::cell::RefCell::new(signals);
+    let cut = || {
+        exited.load(Ordering::Acquire) > 0 || signals.borrow_mut().pending().any(|s| s == SIGINT)
+    };
+    shutdown::run_hooks(reloader.running(), got == Some(SIGTERM), &cut);
     stop.store(true, Ordering::Release);
     let mut failed = false;
     for h in handles {

@@ -27,6 +27,8 @@ pub mod readiness;
 mod request;
 pub mod reverse;
 mod setup;
+pub mod shared;
+pub mod shutdown;
 pub mod spare;
 mod status;
 
@@ -38,6 +40,8 @@ pub use request::{Proto, Request};
 pub use setup::{
     BlockSetup, CoreInfo, ReloadSettings, TcpTimeouts, http_addr_arg, http_listen_addr,
 };
+pub use shared::ConfigShared;
+pub use shutdown::{ShutdownHook, Stopping};
 pub use status::{PluginError, Status, client_write};
 
 /// The thread-per-core executor every plugin's tasks and sockets run on.

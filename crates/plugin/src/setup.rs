@@ -1,5 +1,7 @@
 //! What plugin setup sees of the block it configures, and what an instance knows of its core.
 
+use crate::shared::ConfigShared;
+use crate::shutdown::{ShutdownHook, Stopping};
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -25,8 +27,8 @@ pub struct BlockSetup {
     pub allow_chaos: bool,
     /// `timeouts`: the block's TCP limits, when it sets them.
     pub tcp_timeouts: Option<TcpTimeouts>,
-    /// `health`: where to serve `/health`, and the lameduck time before stopping.
-    pub health: Option<(std::net::SocketAddr, std::time::Duration)>,
+    /// `health`: where to serve `/health`.
+    pub health: Option<std::net::SocketAddr>,
     /// `ready`: where to serve `/ready`, and how it asks the block's plugins.
     pub ready: Option<(std::net::SocketAddr, super::readiness::Monitor)>,
     /// The block's plugins that report readiness (see [`super::Plugin::readiness`]), filled
@@ -46,6 +48,12 @@ pub struct BlockSetup {
     /// The plugins present in the block's chain (those whose `build` gives an instance),
     /// outermost first; filled when the first core builds the chain.
     pub handlers: Arc<OnceLock<Vec<&'static str>>>,
+    /// What the block's plugins do when the server stops ([`BlockSetup::on_shutdown`]);
+    /// the server runs them, block after block, when a stop begins.
+    pub shutdown: Vec<ShutdownHook>,
+    /// The state this configuration's setups share across blocks ([`BlockSetup::shared`]);
+    /// the server gives every block of one load the same, and each load a new one.
+    pub config_shared: ConfigShared,
 }
 
 /// How often the `reload` plugin re-reads the Corefile: every `interval`, shifted by a random
@@ -84,6 +92,22 @@ impl Default for TcpTimeouts {
 }
 
 impl BlockSetup {
+    /// Registers what this plugin does when the server stops (CoreDNS's `OnShutdown`): it
+    /// runs on the main thread after `/ready` went to 503 and before the listeners close,
+    /// while DNS and the HTTP endpoints still serve, and may wait there
+    /// ([`Stopping::serve_for`], health's lameduck). Only the running configuration's hooks
+    /// run; a reload replaces them with the new configuration's.
+    pub fn on_shutdown(&mut self, hook: impl Fn(&Stopping<'_>) + Send + Sync + 'static) {
+        self.shutdown.push(ShutdownHook::new(hook));
+    }
+
+    /// The value of type `T` that every block of this configuration shares (made with
+    /// `T::default()` by the first setup that asks), for what a plugin keeps process-wide:
+    /// ready's one monitor mode, health's longest lameduck. A reload's setups get new ones.
+    pub fn shared<T: Default + Send + Sync + 'static>(&self) -> Arc<T> {
+        self.config_shared.get()
+    }
+
     /// A path from the Corefile, made absolute against `root` when it is relative.
     pub fn resolve_path(&self, path: &str) -> PathBuf {
         let p = Path::new(path);

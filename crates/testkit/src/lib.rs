@@ -27,6 +27,35 @@ pub fn config<P: Plugin>(text: &str) -> Result<(BlockSetup, P::Config), String> 
     Ok((block, config))
 }
 
+/// One block as [`blocks`] sets it up: what setup left in it, and `P`'s configuration when
+/// the block uses `P`.
+pub type Block<P> = (BlockSetup, Option<<P as Plugin>::Config>);
+
+/// Runs plugin `P`'s setup on the first directive of every block of Corefile `text`, with
+/// one [`ConfigShared`](ringdns_plugin::ConfigShared) for all of them as the server's load
+/// gives them, for tests of what a plugin keeps across blocks (health's one lameduck,
+/// ready's one monitor mode). A block without `P`'s directive gets an untouched setup.
+pub fn blocks<P: Plugin>(text: &str) -> Result<Vec<Block<P>>, String> {
+    let cf = parse("Corefile", text, &|n| n == P::NAME).map_err(|e| e.to_string())?;
+    let shared = ringdns_plugin::ConfigShared::default();
+    let mut out = Vec::new();
+    for b in &cf.blocks {
+        let mut block = BlockSetup {
+            config_shared: shared.clone(),
+            ..BlockSetup::default()
+        };
+        let config = match b.directives.iter().find(|d| d.name == P::NAME) {
+            Some(directive) => {
+                let mut d = Dispenser::new(&directive.tokens);
+                Some(P::setup(&mut d, &mut block).map_err(|e| e.to_string())?)
+            }
+            None => None,
+        };
+        out.push((block, config));
+    }
+    Ok(out)
+}
+
 /// A query for `example. A IN`, ID 0x1234, RD set: what a test sends when the question
 /// does not matter.
 pub const QUERY: &[u8] = &[
