@@ -49,11 +49,18 @@ macro_rules! chain {
             block: &mut $crate::plugin::BlockSetup,
         ) -> Result<BlockConfigs, $crate::corefile::Error> {
             let mut out = BlockConfigs::default();
+            let mut readiness = ::std::vec::Vec::new();
             $(
                 if let Some(d) = directives.iter().find(|d| d.name == $directive) {
-                    out.$krate = Some($crate::chain::setup::<$krate::RingdnsPlugin>(d, block)?);
+                    out.$krate = Some($crate::chain::setup::<$krate::RingdnsPlugin>(
+                        d,
+                        block,
+                        &mut readiness,
+                    )?);
                 }
             )*
+            // A fresh BlockSetup per load: never set before.
+            let _ = block.readiness.set(readiness);
             Ok(out)
         }
 
@@ -80,13 +87,22 @@ macro_rules! chain {
     }};
 }
 
-/// One plugin's setup on the directives of its name in a block, and its readiness handle
-/// (called by [`chain!`]'s `setup_block`).
+/// One plugin's setup on the directives of its name in a block: the HTTP endpoints it
+/// registered are marked as its own, and its readiness handle joins `readiness` (called by
+/// [`chain!`]'s `setup_block`, which hands the block's list to `BlockSetup::readiness`).
 #[doc(hidden)]
-pub fn setup<P: Plugin>(d: &Directive, block: &mut BlockSetup) -> Result<Arc<P::Config>, Error> {
+pub fn setup<P: Plugin>(
+    d: &Directive,
+    block: &mut BlockSetup,
+    readiness: &mut Vec<std::sync::Weak<dyn crate::plugin::Readiness>>,
+) -> Result<Arc<P::Config>, Error> {
     let mut disp = Dispenser::new(&d.tokens);
+    let registered = block.http.len();
     let config = Arc::new(P::setup(&mut disp, block)?);
-    block.readiness.extend(P::readiness(&config));
+    for e in &mut block.http[registered..] {
+        e.plugin = P::NAME;
+    }
+    readiness.extend(P::readiness(&config));
     Ok(config)
 }
 

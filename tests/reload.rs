@@ -428,6 +428,70 @@ fn health_and_ready_stay_up_across_reloads_and_a_moved_port_moves() {
     }
 }
 
+/// prometheus's `/metrics` is a plugin-registered endpoint like health's and ready's: its
+/// listener stays through good and bad reloads (the new configuration's handler answers on
+/// it), it moves when its address does, and it closes when no block registers it.
+#[test]
+fn a_plugin_registered_metrics_endpoint_survives_reloads_and_moves_with_its_address() {
+    let (mp, np) = (free_port(), free_port());
+    let (m, n) = (mp.port, np.port);
+    let text = |zone: &str, metrics: u16, p: u16| {
+        format!("{zone}:{p} {{\n    prometheus 127.0.0.1:{metrics}\n    whoami\n}}\n")
+    };
+    let s = Server::start(|p| text("example.org", m, p));
+    let p = s.port;
+    assert_eq!(udp_rcode(p, "a.example.org."), Some(NOERROR));
+    let scrapes = Poller::start(m, "/metrics");
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(reload(&s, &text("example.net", m, p)), Outcome::Applied);
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(
+        reload(
+            &s,
+            &text("example.com", m, p).replace("whoami", "whoami\n    bogus")
+        ),
+        Outcome::Failed
+    );
+    std::thread::sleep(Duration::from_millis(100));
+    let (polls, bad) = scrapes.finish();
+    assert!(polls > 10, "polled {polls} times");
+    assert_eq!(
+        bad,
+        0,
+        "/metrics failed {bad} of {polls} polls:\n{}",
+        s.stdout()
+    );
+    // The kept listener serves the new configuration's families: the new zone is there.
+    assert_eq!(udp_rcode(p, "a.example.net."), Some(NOERROR));
+    let (_, body) = common::http_get(m, "/metrics").unwrap();
+    assert!(
+        body.contains("zone=\"example.net.\""),
+        "no example.net. series:\n{body}"
+    );
+    // Moved: it opens on the new port and the old one closes.
+    assert_eq!(reload(&s, &text("example.net", n, p)), Outcome::Applied);
+    assert_eq!(http_status(n, "/metrics"), Some(200));
+    let t0 = Instant::now();
+    while TcpStream::connect(("127.0.0.1", m)).is_ok() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(5),
+            "the old metrics port stays open"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // No block registers it any more: it closes.
+    let last = format!("example.net:{p} {{\n    whoami\n}}\n");
+    assert_eq!(reload(&s, &last), Outcome::Applied);
+    let t0 = Instant::now();
+    while TcpStream::connect(("127.0.0.1", n)).is_ok() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(5),
+            "the metrics port stays open"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 #[test]
 fn dns_listeners_open_move_and_close() {
     let s = Server::start(|p| format!(".:{p} {{\n    whoami\n}}\n"));

@@ -1,6 +1,7 @@
 //! From a parsed Corefile to what the runtime serves: the global tuning block, every server
 //! block with its plugins set up, and the listeners with their zone routes.
 
+mod endpoints;
 pub mod global;
 pub mod hash;
 pub mod keys;
@@ -30,19 +31,12 @@ pub struct Config {
     pub blocks: Vec<Block>,
     /// One entry per (transport, bind address, port), with its routes.
     pub listeners: Vec<Listener>,
-    /// Addresses of the `/health` endpoint (every distinct one any block asks for).
-    pub health: Vec<std::net::SocketAddr>,
-    /// Addresses of the `/ready` endpoint.
-    pub ready: Vec<std::net::SocketAddr>,
-    /// The plugins `/ready` waits for: those of every block that enables `ready`, asked as
-    /// the last such block's `monitor` says (CoreDNS: each `ready` setup overwrites the one
-    /// process-wide mode, in block order).
-    pub readiness: Arc<crate::plugin::readiness::Watch>,
+    /// The HTTP endpoints the plugins registered, each (address, path) once, in Corefile
+    /// order.
+    pub http: Vec<crate::plugin::HttpEndpoint>,
     /// `reload`: watch the Corefile; as in CoreDNS the last block that sets it wins, and it
     /// acts for the whole process.
     pub reload: Option<crate::plugin::ReloadSettings>,
-    /// Addresses of the `/metrics` endpoint (`prometheus`), each once for the process.
-    pub metrics: Vec<std::net::SocketAddr>,
 }
 
 /// One server block after setup: its zones and every plugin's parsed configuration.
@@ -114,38 +108,17 @@ pub fn load(cf: &Corefile, dns_port: u16) -> Result<Config, Error> {
         }
     }
     fill_routes(&blocks, &listeners);
-    let (mut health, mut ready, mut metrics) = (Vec::new(), Vec::new(), Vec::new());
+    let http = endpoints::gather(&blocks, &first_keys)?;
     let mut reload = None;
-    let (mut monitor, mut watched) = (Default::default(), Vec::new());
     for b in &blocks {
         reload = b.setup.reload.or(reload);
-        if let Some(addr) = b.setup.health
-            && !health.contains(&addr)
-        {
-            health.push(addr);
-        }
-        if let Some((addr, m)) = b.setup.ready {
-            if !ready.contains(&addr) {
-                ready.push(addr);
-            }
-            monitor = m;
-            watched.extend(b.setup.readiness.iter().cloned());
-        }
-        if let Some(addr) = b.setup.metrics
-            && !metrics.contains(&addr)
-        {
-            metrics.push(addr);
-        }
     }
     Ok(Config {
         tuning,
         blocks,
         listeners,
-        health,
-        ready,
-        readiness: Arc::new(crate::plugin::readiness::Watch::new(monitor, watched)),
+        http,
         reload,
-        metrics,
     })
 }
 
@@ -258,31 +231,52 @@ mod tests {
         );
     }
 
+    /// `/ready` as the configuration's handler answers it while the server serves.
+    fn ready(c: &Config) -> (u16, String) {
+        let e = c.http.iter().find(|e| e.path == "/ready").unwrap();
+        let r = (e.handler)(&crate::plugin::HttpRequest {
+            path: "/ready",
+            query: "",
+            serving: true,
+        });
+        (r.status, String::from_utf8(r.body.into_owned()).unwrap())
+    }
+
     #[test]
-    fn ready_waits_for_the_plugins_of_its_blocks_in_the_last_blocks_mode() {
-        use crate::plugin::readiness::Monitor;
-        // erratic reports readiness; only the blocks that enable `ready` are watched.
+    fn ready_waits_for_the_plugins_of_the_blocks_that_enable_it() {
+        // erratic reports readiness (not before its 3rd query); only the blocks that enable
+        // `ready` are watched. The mode across blocks is the ready plugin's own test.
         let c = load_text(
             "a.test {\n ready {\n  monitor continuously\n }\n erratic\n}\n\
              b.test {\n erratic\n}\n\
              c.test {\n ready 127.0.0.1:8182\n erratic\n}\n",
         )
         .unwrap();
-        assert_eq!(c.readiness.len(), 2);
-        assert_eq!(
-            c.readiness.monitor(),
-            Monitor::UntilReady,
-            "the last block's"
-        );
-        assert_eq!(c.readiness.not_ready(), vec!["erratic"]);
+        assert_eq!(ready(&c), (503, "erratic".to_string()));
+        let c = load_text("a.test {\n erratic\n}\nb.test {\n ready\n whoami\n}\n").unwrap();
+        assert_eq!(ready(&c), (200, "OK".to_string()));
+    }
+
+    #[test]
+    fn endpoints_are_served_once_per_address_and_path() {
         let c = load_text(
-            "a.test {\n ready\n erratic\n}\nb.test {\n ready {\n  monitor continuously\n }\n}\n",
+            "a.test {\n health 127.0.0.1:8080\n ready 127.0.0.1:8080\n prometheus 127.0.0.1:9153\n whoami\n}\n\
+             b.test {\n health 127.0.0.1:8080\n prometheus 127.0.0.1:9154\n whoami\n}\n",
         )
         .unwrap();
-        assert_eq!(c.readiness.len(), 1);
-        assert_eq!(c.readiness.monitor(), Monitor::Continuously);
-        let c = load_text("a.test {\n erratic\n}\nb.test {\n ready\n whoami\n}\n").unwrap();
-        assert!(c.readiness.is_empty());
-        assert!(c.readiness.not_ready().is_empty());
+        let got: Vec<(String, &str, &str)> = c
+            .http
+            .iter()
+            .map(|e| (e.addr.to_string(), e.path.as_str(), e.plugin))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("127.0.0.1:8080".to_string(), "/ready", "ready"),
+                ("127.0.0.1:8080".to_string(), "/health", "health"),
+                ("127.0.0.1:9153".to_string(), "/metrics", "prometheus"),
+                ("127.0.0.1:9154".to_string(), "/metrics", "prometheus"),
+            ]
+        );
     }
 }

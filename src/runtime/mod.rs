@@ -102,7 +102,7 @@ pub fn run(config: Config, digest: Digest, source: Source, quiet: bool) -> Resul
     publish_udp_drops(&config);
     let state = Arc::new(ops::OpsState::default());
     let mut ops = ops::Ops::new(state.clone());
-    let staged = ops.stage(reload::endpoints(&config), config.readiness.clone())?;
+    let staged = ops.stage(reload::endpoints(&config))?;
     ops.commit(staged);
     let config = Arc::new(config);
     let stop = Arc::new(AtomicBool::new(false));
@@ -182,7 +182,7 @@ pub fn run(config: Config, digest: Digest, source: Source, quiet: bool) -> Resul
         std::thread::sleep(Duration::from_millis(5));
     }
     // Ready before any core reads a query: whoever got an answer finds /ready at 200.
-    state.ready.store(true, Ordering::Release);
+    state.serving.store(true, Ordering::Release);
     go.store(true, Ordering::Release);
     if !quiet {
         crate::logging::write_raw(banner(&config).as_bytes());
@@ -217,7 +217,7 @@ pub fn run(config: Config, digest: Digest, source: Source, quiet: bool) -> Resul
     // Not ready any more: load balancers stop sending. The plugins' shutdown hooks run while
     // every core still answers (health's lameduck waits there on SIGTERM); a SIGINT, or a
     // core that ended, cuts their waits short.
-    state.ready.store(false, Ordering::Release);
+    state.serving.store(false, Ordering::Release);
     let signals = std::cell::RefCell::new(signals);
     let cut = || {
         exited.load(Ordering::Acquire) > 0 || signals.borrow_mut().pending().any(|s| s == SIGINT)

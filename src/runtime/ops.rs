@@ -1,104 +1,55 @@
-//! The operations endpoints over HTTP (`/health`, `/ready`, `/metrics`), far from the query
-//! path (a scrape reads the metrics registry without stopping any core): one
-//! tiny_http server and thread per address, each serving the set of paths the Corefile puts
-//! on that address.
+//! The HTTP endpoints the plugins registered (`/health`, `/ready`, `/metrics`, …), far from
+//! the query path: one tiny_http server and thread per address, each serving the paths
+//! the configuration puts on that address with the handlers their plugins gave. This module
+//! knows no plugin and no path; a plugin adds an endpoint with `BlockSetup::http_endpoint`.
 //!
 //! Reloads change them in two steps, so that no reload ever closes a port it keeps
 //! (CoreDNS can fail a reload with `bind: address already in use` for its health and
 //! prometheus ports, coredns/coredns#1604): [`Ops::stage`] opens
 //! the addresses the new configuration adds (a port that cannot be bound fails the reload
 //! with nothing changed), then [`Ops::commit`] starts them, hands each kept address its new
-//! set of paths, and closes the addresses no longer wanted. An address kept across a reload
-//! is never closed, whatever moved on it.
-//!
-//! `/ready` also asks the plugins of the running configuration that report readiness (its
-//! [`Watch`]); the watch changes with the endpoints, at [`Ops::commit`], so a reload that
-//! fails never touches it.
-//!
-//! A new endpoint (e.g. `/metrics`) is one more [`Endpoint`] variant with its path and a
-//! branch in [`respond`].
+//! paths and handlers, and closes the addresses no longer wanted. An address kept across a
+//! reload is never closed, whatever moved on it; a reload that fails leaves every address
+//! with the handlers of the running configuration.
 
-use crate::plugin::readiness::Watch;
-use std::borrow::Cow;
+use crate::plugin::{HttpEndpoint, HttpHandler, HttpRequest, HttpResponse};
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-/// What the endpoints report.
+/// What the server tells every handler about itself.
 #[derive(Default)]
 pub struct OpsState {
-    /// Every core serves and no stop has begun: `/ready` may say 200. A reload leaves it
-    /// alone.
-    pub ready: AtomicBool,
-    /// The running configuration's plugins that `/ready` waits for. Locked by the HTTP
-    /// threads and by [`Ops::commit`], never by a core.
-    readiness: Mutex<Arc<Watch>>,
+    /// Every core serves and no stop has begun ([`HttpRequest::serving`]: ready says 200
+    /// only then). A reload leaves it alone.
+    pub serving: AtomicBool,
 }
 
-impl OpsState {
-    /// The names of the plugins not ready (sorted, each once); empty when all are.
-    fn not_ready(&self) -> Vec<&'static str> {
-        let watch = self
-            .readiness
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
-        watch.not_ready()
-    }
-}
+/// The paths served on one address, each with its handler.
+type Routes = Vec<(String, HttpHandler)>;
 
-/// One HTTP path served off the query path.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Endpoint {
-    /// `/health`: 200 while the process runs.
-    Health,
-    /// `/ready`: 200 while serving, 503 during start-up and stop (lameduck).
-    Ready,
-    /// `/metrics`: the Prometheus text page (`prometheus`).
-    Metrics,
-}
+/// The endpoints a configuration asks for, grouped by address: (address, its routes).
+pub type Wanted = Vec<(SocketAddr, Arc<Routes>)>;
 
-impl Endpoint {
-    const ALL: [Endpoint; 3] = [Endpoint::Health, Endpoint::Ready, Endpoint::Metrics];
-
-    fn bit(self) -> u8 {
-        1 << (self as u8)
-    }
-
-    /// The URL path.
-    pub fn path(self) -> &'static str {
-        match self {
-            Endpoint::Health => "/health",
-            Endpoint::Ready => "/ready",
-            Endpoint::Metrics => "/metrics",
+/// Groups a configuration's endpoints by address, in the order they first appear.
+pub fn wanted(endpoints: &[HttpEndpoint]) -> Wanted {
+    let mut out: Vec<(SocketAddr, Routes)> = Vec::new();
+    for e in endpoints {
+        let route = (e.path.clone(), e.handler.clone());
+        match out.iter_mut().find(|(a, _)| *a == e.addr) {
+            Some((_, routes)) => routes.push(route),
+            None => out.push((e.addr, vec![route])),
         }
     }
-}
-
-/// The endpoints a configuration asks for, grouped by address: (address, set of paths as
-/// [`Endpoint`] bits).
-pub type Wanted = Vec<(SocketAddr, u8)>;
-
-/// Groups the configured addresses of each endpoint by address.
-pub fn wanted(list: &[(Endpoint, &[SocketAddr])]) -> Wanted {
-    let mut out: Wanted = Vec::new();
-    for (e, addrs) in list {
-        for a in *addrs {
-            match out.iter_mut().find(|(x, _)| x == a) {
-                Some((_, bits)) => *bits |= e.bit(),
-                None => out.push((*a, e.bit())),
-            }
-        }
-    }
-    out
+    out.into_iter().map(|(a, r)| (a, Arc::new(r))).collect()
 }
 
 /// One open address.
 struct Open {
     addr: SocketAddr,
-    /// Which endpoints it serves now; read by its thread at each request.
-    paths: Arc<AtomicU8>,
+    /// What it serves now; read by its thread at each request, swapped by a commit.
+    routes: Arc<Mutex<Arc<Routes>>>,
     server: Arc<tiny_http::Server>,
     thread: Option<JoinHandle<()>>,
 }
@@ -123,7 +74,6 @@ pub struct Ops {
 pub struct Staged {
     wanted: Wanted,
     fresh: Vec<Open>,
-    readiness: Arc<Watch>,
 }
 
 impl Ops {
@@ -135,49 +85,35 @@ impl Ops {
         }
     }
 
-    /// Opens every address in `wanted` that is not open yet, for a configuration whose
-    /// `/ready` waits for `readiness`. On error the ones this call opened are closed again
-    /// and nothing else changed.
-    pub fn stage(&self, wanted: Wanted, readiness: Arc<Watch>) -> Result<Staged, String> {
+    /// Opens every address in `wanted` that is not open yet. On error the ones this call
+    /// opened are closed again and nothing else changed.
+    pub fn stage(&self, wanted: Wanted) -> Result<Staged, String> {
         let mut fresh = Vec::new();
-        for &(addr, bits) in &wanted {
-            if self.open.iter().any(|o| o.addr == addr) {
+        for (addr, routes) in &wanted {
+            if self.open.iter().any(|o| o.addr == *addr) {
                 continue;
             }
             let server =
                 tiny_http::Server::http(addr).map_err(|e| format!("listen tcp {addr}: {e}"))?;
             fresh.push(Open {
-                addr,
-                paths: Arc::new(AtomicU8::new(bits)),
+                addr: *addr,
+                routes: Arc::new(Mutex::new(routes.clone())),
                 server: Arc::new(server),
                 thread: None,
             });
         }
-        Ok(Staged {
-            wanted,
-            fresh,
-            readiness,
-        })
+        Ok(Staged { wanted, fresh })
     }
 
-    /// Serves exactly the staged set: new addresses start, kept ones get their new paths,
-    /// the others close; `/ready` waits for the staged configuration's plugins from now on.
+    /// Serves exactly the staged set: new addresses start, kept ones get their new routes,
+    /// the others close.
     pub fn commit(&mut self, staged: Staged) {
-        let Staged {
-            wanted,
-            fresh,
-            readiness,
-        } = staged;
-        *self
-            .state
-            .readiness
-            .lock()
-            .unwrap_or_else(|e| e.into_inner()) = readiness;
+        let Staged { wanted, fresh } = staged;
         for mut o in fresh {
-            let (server, paths, state) = (o.server.clone(), o.paths.clone(), self.state.clone());
+            let (server, routes, state) = (o.server.clone(), o.routes.clone(), self.state.clone());
             match std::thread::Builder::new()
                 .name(format!("ringdns-http-{}", o.addr))
-                .spawn(move || serve(&server, &paths, &state))
+                .spawn(move || serve(&server, &routes, &state))
             {
                 Ok(t) => o.thread = Some(t),
                 Err(e) => crate::error!("cannot serve HTTP on {}: {e}", o.addr),
@@ -187,8 +123,8 @@ impl Ops {
         let mut kept = Vec::with_capacity(self.open.len());
         for o in std::mem::take(&mut self.open) {
             match wanted.iter().find(|(a, _)| *a == o.addr) {
-                Some((_, bits)) => {
-                    o.paths.store(*bits, Ordering::Release);
+                Some((_, routes)) => {
+                    *o.routes.lock().unwrap_or_else(|e| e.into_inner()) = routes.clone();
                     kept.push(o);
                 }
                 None => o.close(),
@@ -203,58 +139,42 @@ impl Ops {
     }
 }
 
-fn serve(server: &tiny_http::Server, paths: &AtomicU8, state: &OpsState) {
+fn serve(server: &tiny_http::Server, routes: &Mutex<Arc<Routes>>, state: &OpsState) {
     for req in server.incoming_requests() {
-        let url = req.url().split('?').next().unwrap_or("");
-        let (code, body, content_type) = respond(url, paths.load(Ordering::Acquire), state);
+        let routes = routes.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let resp = respond(req.url(), &routes, state);
         // A Content-Length rather than chunks, whatever the size: the simplest clients (and
         // health probes) can read it.
-        let mut resp = tiny_http::Response::from_string(body)
-            .with_status_code(code)
+        let mut out = tiny_http::Response::from_data(resp.body.into_owned())
+            .with_status_code(resp.status)
             .with_chunked_threshold(usize::MAX);
-        if let Some(ct) = content_type
+        if let Some(ct) = resp.content_type
             && let Ok(h) = tiny_http::Header::from_bytes(&b"Content-Type"[..], ct.as_bytes())
         {
-            resp.add_header(h);
+            out.add_header(h);
         }
-        let _ = req.respond(resp);
+        let _ = req.respond(out);
     }
 }
 
-/// The status, body and content type for `url` on an address serving the endpoints in
-/// `bits` (a body made at each request, such as a metrics scrape, is an owned `Cow`).
-fn respond(
-    url: &str,
-    bits: u8,
-    state: &OpsState,
-) -> (u16, Cow<'static, str>, Option<&'static str>) {
-    let hit = Endpoint::ALL
-        .into_iter()
-        .find(|e| bits & e.bit() != 0 && e.path() == url);
-    match hit {
-        None => (404, Cow::Borrowed("404 page not found\n"), None),
-        Some(Endpoint::Health) => (200, Cow::Borrowed("OK"), None),
-        Some(Endpoint::Ready) if state.ready.load(Ordering::Acquire) => {
-            let waiting = state.not_ready();
-            if waiting.is_empty() {
-                (200, Cow::Borrowed("OK"), None)
-            } else {
-                // As CoreDNS: the names, comma-separated, and a log line per refusal.
-                let names = waiting.join(",");
-                crate::info!("plugin/ready: Plugins not ready: {names:?}");
-                (503, Cow::Owned(names), None)
-            }
+/// The answer to `url` from the handler of its path, 404 when no route has it, 500 (and a
+/// log line) when the handler panics: a plugin's bug must not end the address's thread.
+fn respond(url: &str, routes: &Routes, state: &OpsState) -> HttpResponse {
+    let (path, query) = url.split_once('?').unwrap_or((url, ""));
+    let Some((_, handler)) = routes.iter().find(|(p, _)| p == path) else {
+        return HttpResponse::text(404, "404 page not found\n");
+    };
+    let req = HttpRequest {
+        path,
+        query,
+        serving: state.serving.load(Ordering::Acquire),
+    };
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handler(&req))) {
+        Ok(resp) => resp,
+        Err(_) => {
+            crate::error!("HTTP handler for {path} panicked");
+            HttpResponse::text(500, "500 internal server error\n")
         }
-        Some(Endpoint::Ready) => (
-            503,
-            Cow::Borrowed("not ready: the server is starting or stopping\n"),
-            None,
-        ),
-        Some(Endpoint::Metrics) => (
-            200,
-            Cow::Owned(crate::metrics::expose::render()),
-            Some(crate::metrics::expose::CONTENT_TYPE),
-        ),
     }
 }
 
@@ -267,7 +187,7 @@ mod tests {
         l.local_addr().unwrap()
     }
 
-    fn get(addr: SocketAddr, path: &str) -> Option<u16> {
+    fn get(addr: SocketAddr, path: &str) -> Option<(u16, String)> {
         use std::io::{Read, Write};
         let mut s = std::net::TcpStream::connect(addr).ok()?;
         s.set_read_timeout(Some(std::time::Duration::from_secs(2)))
@@ -279,69 +199,128 @@ mod tests {
         .ok()?;
         let mut t = String::new();
         s.read_to_string(&mut t).ok()?;
-        t.split_whitespace().nth(1)?.parse().ok()
+        let code = t.split_whitespace().nth(1)?.parse().ok()?;
+        Some((code, t.split_once("\r\n\r\n")?.1.to_string()))
+    }
+
+    fn code(addr: SocketAddr, path: &str) -> Option<u16> {
+        get(addr, path).map(|r| r.0)
+    }
+
+    /// An endpoint answering 200 with `body`, as a plugin's setup registers one.
+    fn ep(path: &'static str, body: &'static str, addrs: &[SocketAddr]) -> Vec<HttpEndpoint> {
+        addrs
+            .iter()
+            .map(|&addr| {
+                let mut b = crate::plugin::BlockSetup::default();
+                b.http_endpoint(addr, path, move |_| HttpResponse::text(200, body));
+                b.http.pop().unwrap()
+            })
+            .collect()
+    }
+
+    fn set(lists: &[Vec<HttpEndpoint>]) -> Wanted {
+        wanted(&lists.concat())
     }
 
     #[test]
     fn paths_move_between_kept_addresses_and_removed_ones_close() {
         let state = Arc::new(OpsState::default());
-        state.ready.store(true, Ordering::Release);
+        state.serving.store(true, Ordering::Release);
         let (a, b, c) = (free(), free(), free());
         let mut ops = Ops::new(state);
         let s = ops
-            .stage(
-                wanted(&[(Endpoint::Health, &[a]), (Endpoint::Ready, &[b])]),
-                Arc::default(),
-            )
+            .stage(set(&[ep("/health", "OK", &[a]), ep("/ready", "OK", &[b])]))
             .unwrap();
         ops.commit(s);
-        assert_eq!(get(a, "/health"), Some(200));
-        assert_eq!(get(a, "/ready"), Some(404));
-        assert_eq!(get(b, "/ready"), Some(200));
+        assert_eq!(code(a, "/health"), Some(200));
+        assert_eq!(code(a, "/ready"), Some(404));
+        assert_eq!(code(b, "/ready"), Some(200));
         // Swap them and add a third: no port closes, none is opened twice.
         let s = ops
-            .stage(
-                wanted(&[(Endpoint::Health, &[b, c]), (Endpoint::Ready, &[a])]),
-                Arc::default(),
-            )
+            .stage(set(&[
+                ep("/health", "OK", &[b, c]),
+                ep("/ready", "OK", &[a]),
+            ]))
             .unwrap();
         ops.commit(s);
-        assert_eq!(get(a, "/ready"), Some(200));
-        assert_eq!(get(b, "/health"), Some(200));
-        assert_eq!(get(b, "/ready"), Some(404));
-        assert_eq!(get(c, "/health"), Some(200));
+        assert_eq!(code(a, "/ready"), Some(200));
+        assert_eq!(code(b, "/health"), Some(200));
+        assert_eq!(code(b, "/ready"), Some(404));
+        assert_eq!(code(c, "/health"), Some(200));
         // A taken port fails the stage and changes nothing.
         let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let t = taken.local_addr().unwrap();
-        assert!(
-            ops.stage(wanted(&[(Endpoint::Health, &[t])]), Arc::default())
-                .is_err()
-        );
-        assert_eq!(get(a, "/ready"), Some(200));
+        assert!(ops.stage(set(&[ep("/health", "OK", &[t])])).is_err());
+        assert_eq!(code(a, "/ready"), Some(200));
         // Dropping c closes it.
         let s = ops
-            .stage(
-                wanted(&[(Endpoint::Health, &[b]), (Endpoint::Ready, &[a])]),
-                Arc::default(),
-            )
+            .stage(set(&[ep("/health", "OK", &[b]), ep("/ready", "OK", &[a])]))
             .unwrap();
         ops.commit(s);
         assert_eq!(ops.addresses(), vec![a, b]);
         // Both endpoints on one address.
         let s = ops
-            .stage(
-                wanted(&[(Endpoint::Health, &[a]), (Endpoint::Ready, &[a])]),
-                Arc::default(),
-            )
+            .stage(set(&[ep("/health", "OK", &[a]), ep("/ready", "OK", &[a])]))
             .unwrap();
         ops.commit(s);
-        assert_eq!(get(a, "/health"), Some(200));
-        assert_eq!(get(a, "/ready"), Some(200));
+        assert_eq!(code(a, "/health"), Some(200));
+        assert_eq!(code(a, "/ready"), Some(200));
         assert_eq!(ops.addresses(), vec![a]);
         let t0 = std::time::Instant::now();
         while std::net::TcpStream::connect(c).is_ok() || std::net::TcpStream::connect(b).is_ok() {
             assert!(t0.elapsed().as_secs() < 5, "{c} or {b} still open");
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
+    }
+
+    #[test]
+    fn a_plugins_own_endpoint_gets_its_new_handler_on_a_kept_address_and_moves_with_it() {
+        let state = Arc::new(OpsState::default());
+        let (a, b) = (free(), free());
+        let mut ops = Ops::new(state.clone());
+        let s = ops.stage(set(&[ep("/hello", "one", &[a])])).unwrap();
+        ops.commit(s);
+        assert_eq!(get(a, "/hello?x=1"), Some((200, "one".into())));
+        // A reload keeps the address: the same listener answers with the new handler.
+        let s = ops.stage(set(&[ep("/hello", "two", &[a])])).unwrap();
+        ops.commit(s);
+        assert_eq!(get(a, "/hello"), Some((200, "two".into())));
+        // A reload that fails after staging leaves the running handler.
+        let s = ops.stage(set(&[ep("/hello", "three", &[a, b])])).unwrap();
+        drop(s);
+        assert_eq!(get(a, "/hello"), Some((200, "two".into())));
+        assert_eq!(
+            code(b, "/hello"),
+            None,
+            "a dropped stage closes what it opened"
+        );
+        // Moved: it opens there and closes here.
+        let s = ops.stage(set(&[ep("/hello", "four", &[b])])).unwrap();
+        ops.commit(s);
+        assert_eq!(get(b, "/hello"), Some((200, "four".into())));
+        let t0 = std::time::Instant::now();
+        while std::net::TcpStream::connect(a).is_ok() {
+            assert!(t0.elapsed().as_secs() < 5, "{a} still open");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        // Handlers see whether the server serves, and a panicking one is a 500.
+        let mut blk = crate::plugin::BlockSetup::default();
+        blk.http_endpoint(b, "/serving", |r| {
+            HttpResponse::text(200, if r.serving { "yes" } else { "no" })
+        });
+        blk.http_endpoint(b, "/boom", |_| panic!("a plugin's bug"));
+        let s = ops.stage(wanted(&blk.http)).unwrap();
+        ops.commit(s);
+        assert_eq!(get(b, "/serving"), Some((200, "no".into())));
+        state.serving.store(true, Ordering::Release);
+        assert_eq!(get(b, "/serving"), Some((200, "yes".into())));
+        assert_eq!(code(b, "/boom"), Some(500));
+        assert_eq!(
+            get(b, "/serving"),
+            Some((200, "yes".into())),
+            "still serving"
+        );
+        assert_eq!(code(b, "/hello"), Some(404));
     }
 }

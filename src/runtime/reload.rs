@@ -18,7 +18,7 @@
 //! [ERROR] SIGUSR1: Corefile:3 - …             (or: plugin/reload: Corefile changed but reload failed: …)
 //! ```
 
-use super::ops::{self, Endpoint, Ops};
+use super::ops::{self, Ops};
 use super::sockets;
 use super::swap::Swap;
 use crate::config::hash::{self, Digest};
@@ -52,13 +52,9 @@ pub struct Reloader {
     next_check: Option<Instant>,
 }
 
-/// The HTTP endpoints a configuration asks for.
+/// The HTTP endpoints a configuration's plugins registered, by address.
 pub fn endpoints(c: &Config) -> ops::Wanted {
-    ops::wanted(&[
-        (Endpoint::Health, &c.health),
-        (Endpoint::Ready, &c.ready),
-        (Endpoint::Metrics, &c.metrics),
-    ])
+    ops::wanted(&c.http)
 }
 
 /// The keys of a configuration's listeners.
@@ -202,7 +198,7 @@ impl Reloader {
         let addrs: Vec<_> = added.iter().map(|k| k.1).collect();
         let mut socks = sockets::open_all(&addrs, self.cores.len(), &config.tuning)
             .map_err(|(li, e)| super::listen_error(&config, added[li], &e))?;
-        let staged = ops.stage(endpoints(&config), config.readiness.clone())?;
+        let staged = ops.stage(endpoints(&config))?;
         let config = Arc::new(config);
         // Late acknowledgements of an earlier swap that timed out must not count for this one.
         while self.acks.try_recv().is_ok() {}

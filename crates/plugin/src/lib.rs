@@ -18,6 +18,7 @@ mod chain;
 pub mod clock;
 pub mod duration;
 mod fallthrough;
+pub mod http;
 pub mod logging;
 pub mod normalize;
 mod place;
@@ -34,6 +35,7 @@ mod status;
 
 pub use chain::{End, Handler, Link};
 pub use fallthrough::Fallthrough;
+pub use http::{HttpEndpoint, HttpHandler, HttpRequest, HttpResponse};
 pub use place::{ConfigOnly, Place, Serves, same_name};
 pub use readiness::Readiness;
 pub use request::{Proto, Request};

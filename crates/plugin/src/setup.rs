@@ -1,5 +1,6 @@
 //! What plugin setup sees of the block it configures, and what an instance knows of its core.
 
+use crate::http::{HttpEndpoint, HttpRequest, HttpResponse};
 use crate::shared::ConfigShared;
 use crate::shutdown::{ShutdownHook, Stopping};
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
@@ -27,17 +28,12 @@ pub struct BlockSetup {
     pub allow_chaos: bool,
     /// `timeouts`: the block's TCP limits, when it sets them.
     pub tcp_timeouts: Option<TcpTimeouts>,
-    /// `health`: where to serve `/health`.
-    pub health: Option<std::net::SocketAddr>,
-    /// `ready`: where to serve `/ready`, and how it asks the block's plugins.
-    pub ready: Option<(std::net::SocketAddr, super::readiness::Monitor)>,
-    /// The block's plugins that report readiness (see [`super::Plugin::readiness`]), filled
-    /// as their setups run; `/ready` waits for them only when the block enables `ready`.
-    pub readiness: Vec<std::sync::Weak<dyn super::Readiness>>,
+    /// The block's plugins that report readiness (see [`super::Plugin::readiness`]), known
+    /// once every setup of the block ran: a setup (ready's) keeps the `Arc` and reads it
+    /// later, when `/ready` is asked.
+    pub readiness: Arc<OnceLock<Vec<std::sync::Weak<dyn super::Readiness>>>>,
     /// `reload`: how often to look for a changed Corefile.
     pub reload: Option<ReloadSettings>,
-    /// `prometheus`: where to serve `/metrics`.
-    pub metrics: Option<std::net::SocketAddr>,
     /// The compiled plugins whose directives the block uses, in plugin.cfg order; filled
     /// before any setup runs (e.g. the plugins that may write a reply, for metrics labels).
     pub directives: Vec<&'static str>,
@@ -48,6 +44,8 @@ pub struct BlockSetup {
     /// The plugins present in the block's chain (those whose `build` gives an instance),
     /// outermost first; filled when the first core builds the chain.
     pub handlers: Arc<OnceLock<Vec<&'static str>>>,
+    /// The HTTP endpoints the block's plugins registered ([`BlockSetup::http_endpoint`]).
+    pub http: Vec<HttpEndpoint>,
     /// What the block's plugins do when the server stops ([`BlockSetup::on_shutdown`]);
     /// the server runs them, block after block, when a stop begins.
     pub shutdown: Vec<ShutdownHook>,
@@ -92,6 +90,24 @@ impl Default for TcpTimeouts {
 }
 
 impl BlockSetup {
+    /// Registers an HTTP endpoint: `path` on `addr`, answered by `handler` on the
+    /// address's HTTP thread, off the query path (see [`crate::http`] for how endpoints
+    /// share addresses and live through reloads). health, ready and prometheus serve
+    /// `/health`, `/ready` and `/metrics` this way. `path` starts with `/`.
+    pub fn http_endpoint(
+        &mut self,
+        addr: SocketAddr,
+        path: impl Into<String>,
+        handler: impl Fn(&HttpRequest<'_>) -> HttpResponse + Send + Sync + 'static,
+    ) {
+        self.http.push(HttpEndpoint {
+            addr,
+            path: path.into(),
+            handler: Arc::new(handler),
+            plugin: "",
+        });
+    }
+
     /// Registers what this plugin does when the server stops (CoreDNS's `OnShutdown`): it
     /// runs on the main thread after `/ready` went to 503 and before the listeners close,
     /// while DNS and the HTTP endpoints still serve, and may wait there

@@ -1,18 +1,20 @@
 //! health: an HTTP `/health` endpoint that answers 200 `OK` while the process runs, and the
 //! lameduck time a stop waits while still serving (a shutdown hook: the longest lameduck of
 //! the configuration's blocks, waited once). Process-wide; the endpoint itself runs in the
-//! runtime, off the query path.
+//! server's HTTP thread for its address, off the query path.
 
 #![forbid(unsafe_code)]
 
 use ringdns_plugin::corefile::{Dispenser, Error};
-use ringdns_plugin::{BlockSetup, ConfigOnly, Plugin, Stopping, duration, http_addr_arg};
+use ringdns_plugin::{
+    BlockSetup, ConfigOnly, HttpResponse, Plugin, Stopping, duration, http_addr_arg,
+};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-/// Configuration-only: records the address in the block setup and registers the lameduck
-/// wait as a shutdown hook.
+/// Configuration-only: registers `/health` on its address and the lameduck wait as a
+/// shutdown hook.
 pub struct Health;
 
 /// CoreDNS's default address, `:8080`.
@@ -47,7 +49,7 @@ impl Plugin for Health {
                     }
                 }
             }
-            block.health = Some(addr);
+            block.http_endpoint(addr, "/health", |_| HttpResponse::text(200, "OK"));
             let shared = block.shared::<Lameduck>();
             shared.at_least(lameduck);
             if !shared.hooked.swap(true, Ordering::AcqRel) {
@@ -122,6 +124,26 @@ mod tests {
         let (block, _) = ringdns_testkit::config::<Health>(". {\n health\n}\n").unwrap();
         assert_eq!(lameduck(&block), Duration::ZERO);
         assert_eq!(block.shutdown.len(), 1);
+    }
+
+    #[test]
+    fn health_is_ok_on_its_address() {
+        let (block, _) =
+            ringdns_testkit::config::<Health>(". {\n health 127.0.0.1:8091\n}\n").unwrap();
+        let [e] = block.http.as_slice() else {
+            panic!("{:?}", block.http)
+        };
+        assert_eq!(e.addr, "127.0.0.1:8091".parse().unwrap());
+        assert_eq!(e.path, "/health");
+        let req = ringdns_plugin::HttpRequest {
+            path: "/health",
+            query: "",
+            serving: false,
+        };
+        let r = (e.handler)(&req);
+        assert_eq!((r.status, &*r.body), (200, &b"OK"[..]));
+        let (block, _) = ringdns_testkit::config::<Health>(". {\n health\n}\n").unwrap();
+        assert_eq!(block.http[0].addr, "0.0.0.0:8080".parse().unwrap());
     }
 
     #[test]

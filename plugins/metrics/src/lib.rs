@@ -1,9 +1,11 @@
 //! prometheus (CoreDNS's `metrics` package): counts every query its block serves under
-//! CoreDNS's `coredns_dns_*` names and has `/metrics` served (`plugin/metrics`).
+//! CoreDNS's `coredns_dns_*` names and registers `/metrics`, which renders every family of
+//! the process (`plugin/metrics`).
 //!
 //! Counting is per core into counters the registry handed out at build time, one set per
 //! (server, zone) of the block, with every query-dependent label an array index: no lock,
-//! no allocation per query. The HTTP endpoint runs in the runtime, off the query path.
+//! no allocation per query. The endpoint's handler runs on the server's HTTP thread for its
+//! address, off the query path: a scrape stops no core.
 
 #![forbid(unsafe_code)]
 
@@ -12,11 +14,11 @@ mod enabled;
 use enabled::Enabled;
 use ringdns_plugin::corefile::{Dispenser, Error};
 use ringdns_plugin::metrics::dns::{DnsCounters, Observation, Responses, family_index};
-use ringdns_plugin::metrics::registry;
+use ringdns_plugin::metrics::{expose, registry};
 use ringdns_plugin::wire::Header;
 use ringdns_plugin::{
-    BlockSetup, CoreInfo, Handler, Plugin, Proto, Request, Serve, Serves, Status, client_write,
-    http_listen_addr, next_or_failure, next_or_failure_now,
+    BlockSetup, CoreInfo, Handler, HttpResponse, Plugin, Proto, Request, Serve, Serves, Status,
+    client_write, http_listen_addr, next_or_failure, next_or_failure_now,
 };
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::{Arc, OnceLock};
@@ -98,7 +100,9 @@ impl Plugin for Metrics {
                     }
                 }
             }
-            block.metrics = Some(addr);
+            block.http_endpoint(addr, "/metrics", |_| {
+                HttpResponse::text(200, expose::render()).with_content_type(expose::CONTENT_TYPE)
+            });
         }
         let enabled = Arc::new(Enabled::new(block.routes.clone(), block.handlers.clone()));
         let weak: std::sync::Weak<dyn ringdns_plugin::metrics::Source> =
