@@ -34,9 +34,6 @@ pub struct Config {
     /// The HTTP endpoints the plugins registered, each (address, path) once, in Corefile
     /// order.
     pub http: Vec<crate::plugin::HttpEndpoint>,
-    /// `reload`: watch the Corefile; as in CoreDNS the last block that sets it wins, and it
-    /// acts for the whole process.
-    pub reload: Option<crate::plugin::ReloadSettings>,
 }
 
 /// One server block after setup: its zones and every plugin's parsed configuration.
@@ -109,16 +106,11 @@ pub fn load(cf: &Corefile, dns_port: u16) -> Result<Config, Error> {
     }
     fill_routes(&blocks, &listeners);
     let http = endpoints::gather(&blocks, &first_keys)?;
-    let mut reload = None;
-    for b in &blocks {
-        reload = b.setup.reload.or(reload);
-    }
     Ok(Config {
         tuning,
         blocks,
         listeners,
         http,
-        reload,
     })
 }
 

@@ -24,6 +24,7 @@ use super::swap::Swap;
 use crate::config::hash::{self, Digest};
 use crate::config::{Config, ListenerKey, Parsed, Source, global};
 use crate::metrics::reload as stats;
+use crate::plugin::ReloadSettings;
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, Sender};
 use std::time::{Duration, Instant};
@@ -62,10 +63,17 @@ pub fn listener_keys(c: &Config) -> Vec<ListenerKey> {
     c.listeners.iter().map(|l| l.key()).collect()
 }
 
+/// The `reload` plugin's settings for a configuration: a block setting, like `bind`, that
+/// configures this reloader; as in CoreDNS the last block that sets it wins, and it acts
+/// for the whole process.
+fn settings(c: &Config) -> Option<ReloadSettings> {
+    c.blocks.iter().rev().find_map(|b| b.setup.reload)
+}
+
 /// `interval` shifted by a random amount in [-jitter/2, jitter/2), as CoreDNS computes it
 /// once per loaded configuration.
 fn period(c: &Config) -> Option<Duration> {
-    let r = c.reload?;
+    let r = settings(c)?;
     let j = r.jitter.as_nanos() as u64;
     let shift = fastrand::u64(0..j.max(1)) as i128 - (j / 2) as i128;
     let nanos = (r.interval.as_nanos() as i128 + shift).max(0) as u64;
@@ -93,7 +101,7 @@ impl Reloader {
             next_check: None,
         };
         r.publish();
-        if r.running.reload.is_some() {
+        if settings(&r.running).is_some() {
             crate::info!(
                 "plugin/reload: Running configuration SHA512 = {}",
                 hash::hex(&r.digest)
@@ -108,7 +116,7 @@ impl Reloader {
     }
 
     fn publish(&mut self) {
-        stats::set_running(&self.digest, self.running.reload.is_some());
+        stats::set_running(&self.digest, settings(&self.running).is_some());
         self.next_check = self.period.map(|p| Instant::now() + p);
     }
 
@@ -272,5 +280,20 @@ mod tests {
         }
         let cf = crate::corefile::parse("Corefile", ".:1053 {\n whoami\n}\n", &|_| true).unwrap();
         assert_eq!(period(&crate::config::load(&cf, 1053).unwrap()), None);
+    }
+
+    #[test]
+    fn the_last_block_that_sets_reload_wins() {
+        let text = "a.test:1053 {\n reload 10s 2s\n whoami\n}\nb.test:1053 {\n whoami\n}\n\
+                    c.test:1053 {\n reload 20s 4s\n whoami\n}\nd.test:1053 {\n whoami\n}\n";
+        let cf = crate::corefile::parse("Corefile", text, &crate::chain::known_directive).unwrap();
+        let c = crate::config::load(&cf, 1053).unwrap();
+        assert_eq!(
+            settings(&c),
+            Some(ReloadSettings {
+                interval: Duration::from_secs(20),
+                jitter: Duration::from_secs(4),
+            })
+        );
     }
 }
