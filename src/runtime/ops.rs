@@ -187,7 +187,8 @@ mod tests {
         l.local_addr().unwrap()
     }
 
-    fn get(addr: SocketAddr, path: &str) -> Option<(u16, String)> {
+    /// The status, head and body of a GET.
+    fn get_full(addr: SocketAddr, path: &str) -> Option<(u16, String, String)> {
         use std::io::{Read, Write};
         let mut s = std::net::TcpStream::connect(addr).ok()?;
         s.set_read_timeout(Some(std::time::Duration::from_secs(2)))
@@ -200,7 +201,12 @@ mod tests {
         let mut t = String::new();
         s.read_to_string(&mut t).ok()?;
         let code = t.split_whitespace().nth(1)?.parse().ok()?;
-        Some((code, t.split_once("\r\n\r\n")?.1.to_string()))
+        let (head, body) = t.split_once("\r\n\r\n")?;
+        Some((code, head.to_string(), body.to_string()))
+    }
+
+    fn get(addr: SocketAddr, path: &str) -> Option<(u16, String)> {
+        get_full(addr, path).map(|(c, _, b)| (c, b))
     }
 
     fn code(addr: SocketAddr, path: &str) -> Option<u16> {
@@ -282,6 +288,16 @@ mod tests {
         let s = ops.stage(set(&[ep("/hello", "one", &[a])])).unwrap();
         ops.commit(s);
         assert_eq!(get(a, "/hello?x=1"), Some((200, "one".into())));
+        let (_, head, _) = get_full(a, "/hello").unwrap();
+        assert!(
+            head.contains("Content-Type: text/plain; charset=UTF-8"),
+            "{head}"
+        );
+        let (_, head, _) = get_full(a, "/none").unwrap();
+        assert!(
+            head.contains("Content-Type: text/plain"),
+            "404s too: {head}"
+        );
         // A reload keeps the address: the same listener answers with the new handler.
         let s = ops.stage(set(&[ep("/hello", "two", &[a])])).unwrap();
         ops.commit(s);

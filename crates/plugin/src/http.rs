@@ -37,8 +37,12 @@ pub struct HttpResponse {
     pub content_type: Option<&'static str>,
 }
 
+/// The type of a [`HttpResponse::text`] answer.
+pub const TEXT_PLAIN: &str = "text/plain; charset=UTF-8";
+
 impl HttpResponse {
-    /// A text answer without a content type: `text(200, "OK")`, or a body made per request.
+    /// A text answer (`text/plain; charset=UTF-8`): `text(200, "OK")`, or a body made per
+    /// request.
     pub fn text(status: u16, body: impl Into<Cow<'static, str>>) -> Self {
         let body = match body.into() {
             Cow::Borrowed(s) => Cow::Borrowed(s.as_bytes()),
@@ -47,11 +51,21 @@ impl HttpResponse {
         HttpResponse {
             status,
             body,
+            content_type: Some(TEXT_PLAIN),
+        }
+    }
+
+    /// An answer of bytes with no `Content-Type` (add one with
+    /// [`HttpResponse::with_content_type`]), for bodies that are not text.
+    pub fn bytes(status: u16, body: impl Into<Cow<'static, [u8]>>) -> Self {
+        HttpResponse {
+            status,
+            body: body.into(),
             content_type: None,
         }
     }
 
-    /// The same answer with a `Content-Type` header (`/metrics`'s Prometheus text type).
+    /// The same answer with another `Content-Type` (`/metrics`'s Prometheus text type).
     pub fn with_content_type(mut self, content_type: &'static str) -> Self {
         self.content_type = Some(content_type);
         self
@@ -95,6 +109,8 @@ mod tests {
     fn text_answers_borrow_static_bodies_and_own_made_ones() {
         let r = HttpResponse::text(200, "OK");
         assert!(matches!(r.body, Cow::Borrowed(b"OK")));
+        assert_eq!(r.content_type, Some(TEXT_PLAIN));
+        let r = HttpResponse::bytes(200, &b"\x00"[..]);
         assert_eq!(r.content_type, None);
         let r = HttpResponse::text(503, "a,b".to_string()).with_content_type("text/plain");
         assert_eq!((r.status, &*r.body), (503, &b"a,b"[..]));

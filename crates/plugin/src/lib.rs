@@ -175,7 +175,7 @@ pub async fn next_or_failure<N: Handler>(
     next.serve(req).await
 }
 
-/// [`next_or_failure`] for [`Plugin::serve_now`]: `None` when the rest of the chain cannot
+/// [`next_or_failure`] for [`Serve::serve_now`]: `None` when the rest of the chain cannot
 /// answer at once.
 pub fn next_or_failure_now<N: Handler>(
     name: &'static str,
