@@ -1,5 +1,7 @@
-//! A batch of datagrams as the UDP loop sees it: received queries and the replies to send,
-//! in buffers allocated once per socket and reused for every batch.
+//! The receive and transmit buffers of the `mmsg` and `single` backends: slots allocated
+//! once per backend and reused for every round, each one datagram in and at most one reply
+//! out. The loop never sees them: it is handed each datagram through
+//! [`Batch::for_each`], which the backends' `DatagramBackend::for_each` calls.
 
 use std::net::SocketAddr;
 
@@ -28,14 +30,14 @@ pub struct Slot {
 
 /// Fixed-size set of slots reused for every receive/send round.
 pub struct Batch {
-    /// The slots; `recv` fills a prefix of them.
+    /// The slots; a receive fills a prefix of them.
     pub slots: Vec<Slot>,
 }
 
 impl Batch {
-    /// Allocates `size` slots up front.
+    /// Allocates `size` slots up front (none for a backend that only sends).
     pub fn new(size: usize) -> Self {
-        let slots = (0..size.max(1))
+        let slots = (0..size)
             .map(|_| Slot {
                 buf: Box::new([0u8; MAX_QUERY + 1]),
                 len: 0,
@@ -46,5 +48,23 @@ impl Batch {
             })
             .collect();
         Batch { slots }
+    }
+
+    /// Hands each of the first `n` slots' datagram to `serve` with the slot's reply buffer,
+    /// and keeps what it returns as the slot's `send`: every one of the `n` is written, so
+    /// no flag of an earlier round survives. (Not `inline(always)`: both backends call the
+    /// same instance, `serve` inlined into it once.)
+    pub fn for_each<F>(&mut self, n: usize, mut serve: F)
+    where
+        F: FnMut(&[u8], bool, SocketAddr, &mut Vec<u8>) -> bool,
+    {
+        for slot in &mut self.slots[..n] {
+            slot.send = serve(
+                &slot.buf[..slot.len],
+                slot.truncated,
+                slot.peer,
+                &mut slot.reply,
+            );
+        }
     }
 }

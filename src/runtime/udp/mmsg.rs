@@ -1,7 +1,9 @@
 //! The batched datagram backend: recvmmsg until the socket is empty, then park on the
 //! executor (one io_uring poll, `UdpSocket::readable` of vendor/glommio) until it is
 //! readable again;
-//! replies leave in one sendmmsg. Under load this is one syscall per batch each way.
+//! replies leave in one sendmmsg. Under load this is one syscall per batch each way. The
+//! backend owns the round's buffers: the slots the kernel writes the queries into (and
+//! their replies), and the headers pointed at them.
 
 use super::batch::{self, Batch};
 use super::send::Out;
@@ -92,24 +94,36 @@ impl Headers {
     }
 }
 
-/// recvmmsg/sendmmsg state for one socket: the receive headers, pointed at the batch's
-/// buffers before each call, and a sender for the replies.
+/// recvmmsg/sendmmsg state for one socket: its slots, the receive headers, pointed at the
+/// slots' buffers before each call, and a sender for the replies.
 pub struct Mmsg {
     out: Out,
     h: Headers,
     sender: Sender,
+    /// The round's buffers: a receive fills a prefix of the slots.
+    batch: Batch,
     /// Receive headers the last call filled: the kernel rewrote their address lengths.
     filled: usize,
+    /// Slots received and not yet served.
+    got: usize,
+    /// Slots served and not yet sent.
+    served: usize,
 }
 
 /// The room a receive header offers for the sender's address.
 const STORAGE_LEN: libc::socklen_t = size_of::<libc::sockaddr_storage>() as libc::socklen_t;
 
 impl Mmsg {
-    /// Prepares headers for batches of `size` datagrams on the socket of `out`; each receive
-    /// header points at its own address for good.
+    /// Prepares slots and headers for batches of `size` datagrams (at least one) on the
+    /// socket of `out`.
     pub fn new(out: Out, size: usize) -> Self {
-        let mut h = Headers::new(size);
+        Mmsg::with(out, size.max(1), size)
+    }
+
+    /// `slots` slots with their receive headers, and send headers for `sends` replies at a
+    /// time. Each receive header points at its own address for good.
+    fn with(out: Out, slots: usize, sends: usize) -> Self {
+        let mut h = Headers::new(slots);
         for i in 0..h.hdrs.len() {
             let name = h.addr(i).cast();
             h.point(i, name, STORAGE_LEN);
@@ -117,20 +131,24 @@ impl Mmsg {
         Mmsg {
             out,
             h,
-            sender: Sender::new(size),
+            sender: Sender::new(sends),
+            batch: Batch::new(slots),
             filled: 0,
+            got: 0,
+            served: 0,
         }
     }
 
     /// The most datagrams one receive takes.
     pub fn size(&self) -> usize {
-        self.h.hdrs.len()
+        self.batch.slots.len()
     }
 
-    /// One non-blocking recvmmsg into the batch; `Ok(0)` when the socket is empty. Per call
+    /// One non-blocking recvmmsg into the slots; `Ok(0)` when the socket is empty. Per call
     /// only what changes is written: the buffers' iovecs, and the address lengths the last
     /// call overwrote.
-    fn try_recv(&mut self, batch: &mut Batch) -> io::Result<usize> {
+    fn try_recv(&mut self) -> io::Result<usize> {
+        let batch = &mut self.batch;
         let n = batch.slots.len().min(self.h.hdrs.len());
         for hdr in &mut self.h.hdrs[..self.filled] {
             hdr.msg_hdr.msg_namelen = STORAGE_LEN;
@@ -139,8 +157,9 @@ impl Mmsg {
         for (i, slot) in batch.slots[..n].iter_mut().enumerate() {
             self.h.set_iov(i, slot.buf.as_mut_ptr(), slot.buf.len());
         }
-        // SAFETY: every header points at live buffers owned by `batch` and `self` for the
-        // duration of the call, with lengths that match them; n ≤ the headers' length.
+        // SAFETY: every header points at live buffers owned by `self` (its slots, iovecs and
+        // addresses) for the duration of the call, with lengths that match them; n ≤ the
+        // headers' length.
         let got = unsafe {
             libc::recvmmsg(
                 self.out.socket().as_raw_fd(),
@@ -173,12 +192,14 @@ impl Mmsg {
         Ok(got)
     }
 
-    /// Fills a prefix of the batch's slots, waiting (one io_uring poll) only when the socket
-    /// is empty.
-    pub async fn recv(&mut self, batch: &mut Batch) -> io::Result<usize> {
+    /// Fills a prefix of its slots, waiting (one io_uring poll) only when the socket is
+    /// empty. Dropped at that wait (the loop's stop), it has taken nothing.
+    pub async fn recv(&mut self) -> io::Result<usize> {
+        (self.got, self.served) = (0, 0);
         loop {
-            let n = self.try_recv(batch)?;
+            let n = self.try_recv()?;
             if n > 0 {
+                self.got = n;
                 return Ok(n);
             }
             // Empty: wait for readability without consuming the datagram.
@@ -190,12 +211,23 @@ impl Mmsg {
         }
     }
 
-    /// Sends the replies of the first `n` slots whose `send` is set, in one sendmmsg when the
+    /// Hands each datagram received and not yet served to `serve` (see `Batch::for_each`).
+    #[inline(always)]
+    pub fn for_each<F>(&mut self, serve: F)
+    where
+        F: FnMut(&[u8], bool, SocketAddr, &mut Vec<u8>) -> bool,
+    {
+        self.served = std::mem::take(&mut self.got);
+        self.batch.for_each(self.served, serve);
+    }
+
+    /// Sends the replies of the served slots whose `send` is set, in one sendmmsg when the
     /// kernel takes them all. They go back to the addresses the kernel wrote for their
-    /// queries, as they are: no conversion back from the `SocketAddr` the batch keeps per
+    /// queries, as they are: no conversion back from the `SocketAddr` a slot keeps per
     /// datagram.
-    pub async fn send(&mut self, batch: &mut Batch, n: usize) {
-        let n = n.min(self.filled);
+    pub async fn send(&mut self) {
+        let n = std::mem::take(&mut self.served).min(self.filled);
+        let batch = &self.batch;
         let mut count = 0;
         for (i, slot) in batch.slots[..n].iter().enumerate() {
             if !slot.send {
@@ -223,9 +255,9 @@ impl Mmsg {
 
     /// Another instance on the same socket, with headers of its own for `most` replies at a
     /// time, for replies that arrive one by one (deferred queries) while the loop holds this
-    /// one. Its receive headers go unused.
+    /// one. It has no slots: it never receives.
     pub fn for_replies(&self, most: usize) -> Self {
-        Mmsg::new(self.out.clone(), most)
+        Mmsg::with(self.out.clone(), 0, most)
     }
 }
 
@@ -391,7 +423,6 @@ mod tests {
                     .unwrap();
             }
             let mut mmsg = Mmsg::new(Out::new(sock, Default::default()), 8);
-            let mut batch = Batch::new(8);
             for round in 0..2u8 {
                 let order: Vec<usize> = if round == 0 {
                     vec![0, 1, 2]
@@ -403,15 +434,15 @@ mod tests {
                 }
                 // Loopback has them queued by now: one receive takes all three.
                 glommio::timer::sleep(Duration::from_millis(20)).await;
-                let n = mmsg.recv(&mut batch).await.unwrap();
+                let n = mmsg.recv().await.unwrap();
                 assert_eq!(n, clients.len());
-                for slot in &mut batch.slots[..n] {
-                    let (r, i) = (slot.buf[0], slot.buf[1]);
-                    slot.reply = vec![b'r', r, i];
+                mmsg.for_each(|packet, _, _, reply| {
+                    let (r, i) = (packet[0], packet[1]);
+                    *reply = vec![b'r', r, i];
                     // Client 1 is answered nothing (as for a dropped or deferred query).
-                    slot.send = i != 1;
-                }
-                mmsg.send(&mut batch, n).await;
+                    i != 1
+                });
+                mmsg.send().await;
                 for (i, c) in clients.iter().enumerate() {
                     let mut buf = [0u8; 8];
                     let got = c.recv_from(&mut buf);
@@ -451,20 +482,19 @@ mod tests {
             }
             glommio::timer::sleep(Duration::from_millis(20)).await;
             let mut mmsg = Mmsg::new(Out::new(sock, Default::default()), 8);
-            let mut batch = Batch::new(8);
-            let n = mmsg.recv(&mut batch).await.unwrap();
+            let n = mmsg.recv().await.unwrap();
             assert_eq!(n, 3);
             let big = big_reply(4093);
             assert!(big.len() > 65_507);
-            for slot in &mut batch.slots[..n] {
-                slot.reply = if slot.buf[0] == 1 {
+            mmsg.for_each(|packet, _, _, reply| {
+                *reply = if packet[0] == 1 {
                     big.clone()
                 } else {
-                    vec![b'r', slot.buf[0]]
+                    vec![b'r', packet[0]]
                 };
-                slot.send = true;
-            }
-            mmsg.send(&mut batch, n).await;
+                true
+            });
+            mmsg.send().await;
             let mut buf = vec![0u8; 65_536];
             for (i, c) in clients.iter().enumerate() {
                 let (len, _) = c.recv_from(&mut buf).unwrap();

@@ -1,7 +1,30 @@
-//! The UDP path of one listener on one core. This module is the loop: receive a batch,
-//! serve each query inline, flush the plugins' per-batch work, send the batch; deferred
-//! queries go to the listener's worker pool. Between batches the loop picks up a reloaded
-//! configuration (see `swap`).
+//! The UDP path of one listener on one core. This module is the loop: it has its backend
+//! run rounds (receive, serve each query inline, send), flushes the plugins' per-batch work
+//! between serving and sending, and hands deferred queries to the listener's worker pool.
+//! Between rounds the loop picks up a reloaded configuration (see `swap`).
+//!
+//! The backend owns the round and its buffers; the loop owns the sequence and what happens
+//! between the steps. A round is three calls on the [`DatagramBackend`]:
+//!
+//! 1. `recv().await`: the backend takes up to `size()` datagrams into buffers of its own and
+//!    says how many. Only this step is raced with the stop, so a stop never cuts a round
+//!    that is being served or sent.
+//! 2. `for_each(serve)`: the backend lends each datagram (bytes, cut or not, sender) and a
+//!    reply buffer of its own to `serve`, a closure of the loop, which calls `serve_inline`
+//!    and returns whether to send the reply. The closure is a generic parameter, so it is
+//!    monomorphized into the backend's loop over its datagrams: no `dyn`, no allocation, no
+//!    copy of a datagram; the same work per datagram as when the loop walked the slots.
+//! 3. `send().await`: the backend sends the replies `serve` asked for.
+//!
+//! Why three calls rather than one `round(serve)`: between receive and serving the loop
+//! counts the round, picks up a reload (`View::refresh`, which needs the view mutably while
+//! `serve` borrows it) and starts the batch clock; between serving and sending it flushes
+//! the plugins' per-batch work (`after_batch`). One `round` would have to take each of those
+//! as another closure, and racing it with the stop would drop half-sent rounds.
+//!
+//! A backend with buffers of another kind (io_uring multishot receive into provided buffers)
+//! is a module, a `DatagramBackend` impl and a `Backend` variant: the loop (`run_with`) is
+//! generic over the trait and needs nothing else.
 //!
 //! Its modules, each using only those below it in the table (imports run one way; the
 //! trait impls of the backends sit in `backend`, beside the enum, so that the backends need
@@ -9,13 +32,13 @@
 //!
 //! | module | what it is | uses in `udp/` | uses outside |
 //! |---|---|---|---|
-//! | `mod.rs` | the loop | `backend`, `deferred`, `send`, `batch` | `serve`, `swap`, `stop`, `metrics`, `config` |
+//! | `mod.rs` | the loop: the round's sequence, the serve closure | `backend`, `deferred`, `send` | `serve`, `swap`, `stop`, `metrics`, `config` |
 //! | `deferred` | worker pool for deferred queries; their reply queue and its sender task | `backend` | `serve`, `core`, `plugin` |
-//! | `backend` | the `DatagramBackend` trait and the `Backend` enum | `mmsg`, `single`, `send`, `batch` | `config` |
-//! | `mmsg` | recvmmsg/sendmmsg headers | `send`, `batch` | `metrics` |
-//! | `single` | glommio's UdpSocket, one datagram per operation | `send`, `batch` | `metrics` |
+//! | `backend` | the `DatagramBackend` trait (a round: recv, for_each, send) and the `Backend` enum | `mmsg`, `single`, `send` | `config` |
+//! | `mmsg` | recvmmsg/sendmmsg; owns its slots and the headers pointed at them | `send`, `batch` | `metrics` |
+//! | `single` | glommio's UdpSocket, one datagram per operation; owns one slot | `send`, `batch` | `metrics` |
 //! | `send` | one datagram now; EMSGSIZE → cut; cut and error counters | | `wire`, `metrics` |
-//! | `batch` | the reused slots of a batch | | |
+//! | `batch` | the slots (buffers) `mmsg` and `single` own, and their walk for `for_each` | | |
 
 mod backend;
 mod batch;
@@ -28,13 +51,14 @@ use super::serve::{Verdict, serve_inline, spawn_refreshes};
 use super::stop::Stop;
 use super::swap::View;
 use crate::config::UdpBackend;
+use crate::metrics::udp::UdpCounters;
 use crate::plugin::{Handler, Proto};
 use backend::{Backend, DatagramBackend};
-use batch::Batch;
 use deferred::{DeferredPool, ReplyQueue};
 use glommio::net::UdpSocket;
 use send::Out;
 use std::rc::Rc;
+use std::sync::Arc;
 
 /// Full batches received in a row after which the loop lets the core's other tasks run.
 const FULL_BATCHES_BEFORE_YIELD: usize = 4;
@@ -43,7 +67,7 @@ const FULL_BATCHES_BEFORE_YIELD: usize = 4;
 /// reload removes the listener), with the datagram backend `kind` and batches of up to
 /// `batch_size` datagrams.
 pub async fn run<H: Handler + 'static>(
-    mut view: View<H>,
+    view: View<H>,
     kind: UdpBackend,
     sock: Rc<UdpSocket>,
     batch_size: usize,
@@ -51,22 +75,30 @@ pub async fn run<H: Handler + 'static>(
     core_index: usize,
 ) {
     let name = &view.core.listeners[view.li].name;
-    let counters: std::sync::Arc<crate::metrics::udp::UdpCounters> =
-        crate::metrics::registry::cell(&[name], core_index);
+    let counters: Arc<UdpCounters> = crate::metrics::registry::cell(&[name], core_index);
     let out = Out::new(sock, crate::metrics::registry::cell(&[name], core_index));
-    let mut backend = Backend::new(kind, out, batch_size);
-    let mut batch = Batch::new(backend.batch_size());
+    let backend = Backend::new(kind, out, batch_size);
+    run_with(view, backend, counters, stop).await
+}
+
+/// The loop of [`run`], on any backend: rounds until `stop`, then the deferred queries'
+/// drain.
+async fn run_with<H: Handler + 'static, B: DatagramBackend + 'static>(
+    mut view: View<H>,
+    mut backend: B,
+    counters: Arc<UdpCounters>,
+    stop: Rc<Stop>,
+) {
     let mut full_streak = 0;
     let queue = Rc::new(ReplyQueue::default());
     let sender = glommio::spawn_local(deferred::sender(queue.clone(), &backend));
     let pool = DeferredPool::new(queue.clone());
     loop {
-        let received =
-            futures_lite::future::or(async { Some(backend.recv(&mut batch).await) }, async {
-                stop.wait().await;
-                None
-            })
-            .await;
+        let received = futures_lite::future::or(async { Some(backend.recv().await) }, async {
+            stop.wait().await;
+            None
+        })
+        .await;
         let n = match received {
             None => break,
             Some(Ok(n)) => n,
@@ -81,28 +113,19 @@ pub async fn run<H: Handler + 'static>(
         let (core, li) = (&view.core, view.li);
         let l = &core.listeners[li];
         let time = crate::plugin::clock::BatchTime::start();
-        for slot in &mut batch.slots[..n] {
-            let packet = &slot.buf[..slot.len];
-            slot.send = match serve_inline(
-                core,
-                l,
-                packet,
-                slot.truncated,
-                slot.peer,
-                Proto::Udp,
-                &mut slot.reply,
-            ) {
+        backend.for_each(|packet, truncated, peer, reply| {
+            match serve_inline(core, l, packet, truncated, peer, Proto::Udp, reply) {
                 Verdict::Send => true,
                 Verdict::Drop => false,
                 Verdict::Defer(note) => {
-                    pool.submit(core, li, packet, slot.peer, note);
+                    pool.submit(core, li, packet, peer, note);
                     false
                 }
-            };
-        }
+            }
+        });
         drop(time);
         core.after_batch();
-        backend.send(&mut batch, n).await;
+        backend.send().await;
         spawn_refreshes(&view.core);
         if stop.is_set() {
             break;
@@ -112,7 +135,7 @@ pub async fn run<H: Handler + 'static>(
         // would never let the core's other tasks run (forward's workers, the reply sender,
         // the upstream readers). Not after every full batch: a burst fills one or two, and
         // an executor turn each cost 2 % of the forward benchmark's CPU.
-        full_streak = if n == batch.slots.len() {
+        full_streak = if n == backend.size() {
             full_streak + 1
         } else {
             0

@@ -1,6 +1,6 @@
 //! The `udp_backend glommio` baseline: glommio's own `UdpSocket`, one `recv_from` and one
 //! `send_to` (each an io_uring operation) per datagram, so that the batched backend can be
-//! measured against it.
+//! measured against it. It owns one slot: its receive buffer and its reply.
 
 use super::batch::{self, Batch};
 use super::send::Out;
@@ -11,22 +11,39 @@ use std::net::SocketAddr;
 /// glommio's UdpSocket: one datagram per operation.
 pub struct Single {
     out: Out,
+    /// One slot for the loop's instance; none for the reply task's, which never receives.
+    batch: Batch,
+    /// Whether the slot holds a datagram received and not yet served (0 or 1).
+    got: usize,
+    /// Whether the slot holds a datagram served and not yet sent (0 or 1).
+    served: usize,
 }
 
 impl Single {
-    /// Receives and sends through the socket of `out`.
+    /// Receives and sends through the socket of `out`, with one slot.
     pub fn new(out: Out) -> Self {
-        Single { out }
+        Single {
+            out,
+            batch: Batch::new(1),
+            got: 0,
+            served: 0,
+        }
     }
 
-    /// Its way out.
-    pub fn out(&self) -> &Out {
-        &self.out
+    /// Another instance on the same socket that only sends (deferred replies): no slot.
+    pub fn for_replies(&self) -> Self {
+        Single {
+            out: self.out.clone(),
+            batch: Batch::new(0),
+            got: 0,
+            served: 0,
+        }
     }
 
-    /// Receives one datagram into the first slot.
-    pub async fn recv(&mut self, batch: &mut Batch) -> io::Result<usize> {
-        let slot = &mut batch.slots[0];
+    /// Receives one datagram into its slot.
+    pub async fn recv(&mut self) -> io::Result<usize> {
+        (self.got, self.served) = (0, 0);
+        let slot = &mut self.batch.slots[0];
         let (n, peer) = self
             .out
             .socket()
@@ -36,12 +53,24 @@ impl Single {
         slot.len = n;
         slot.truncated = n > batch::MAX_QUERY;
         slot.peer = peer;
+        self.got = 1;
         Ok(1)
     }
 
-    /// Sends the replies of the first `n` slots whose `send` is set, one `send_to` each.
-    pub async fn send(&mut self, batch: &mut Batch, n: usize) {
-        for slot in batch.slots[..n].iter().filter(|s| s.send) {
+    /// Hands the received datagram, if not yet served, to `serve` (see `Batch::for_each`).
+    #[inline(always)]
+    pub fn for_each<F>(&mut self, serve: F)
+    where
+        F: FnMut(&[u8], bool, SocketAddr, &mut Vec<u8>) -> bool,
+    {
+        self.served = std::mem::take(&mut self.got);
+        self.batch.for_each(self.served, serve);
+    }
+
+    /// Sends the reply of the served datagram if `serve` said so, with one `send_to`.
+    pub async fn send(&mut self) {
+        let served = std::mem::take(&mut self.served);
+        for slot in self.batch.slots[..served].iter().filter(|s| s.send) {
             self.out.now(&slot.reply, slot.peer).await;
         }
     }
