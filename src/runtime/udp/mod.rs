@@ -24,7 +24,8 @@
 //!
 //! A backend with buffers of another kind (io_uring multishot receive into provided buffers)
 //! is a module, a `DatagramBackend` impl and a `Backend` variant: the loop (`run_with`) is
-//! generic over the trait and needs nothing else.
+//! generic over the trait and needs nothing else (the `a_backend_with_buffers_of_its_own…`
+//! test drives it with one).
 //!
 //! Its modules, each using only those below it in the table (imports run one way; the
 //! trait impls of the backends sit in `backend`, beside the enum, so that the backends need
@@ -159,8 +160,199 @@ async fn run_with<H: Handler + 'static, B: DatagramBackend + 'static>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plugin::{Request, Status};
     use crate::runtime::core::tests::{Notes, QUERY, one_block};
     use crate::runtime::swap::Current;
+    use crate::wire::MessageWriter;
+    use crate::wire::rcode::{FORMERR, NOERROR};
+    use std::cell::RefCell;
+    use std::collections::VecDeque;
+    use std::net::SocketAddr;
+    use std::time::Duration;
+
+    /// What the test hands a [`Fed`] backend and what it sent, shared with its second
+    /// instance (the reply task's).
+    #[derive(Default)]
+    struct Wire {
+        /// Datagrams to receive: bytes, cut, sender.
+        inbox: RefCell<VecDeque<(Vec<u8>, bool, SocketAddr)>>,
+        /// How many datagrams each receive returned.
+        rounds: RefCell<Vec<usize>>,
+        /// Replies sent by `send`: bytes, to, the round (index into `rounds`).
+        sent: RefCell<Vec<(Vec<u8>, SocketAddr, usize)>>,
+        /// Replies sent by `send_replies` (deferred ones).
+        deferred: RefCell<Vec<(Vec<u8>, SocketAddr)>>,
+    }
+
+    /// A backend with no socket and no slots: it keeps a round's datagrams end to end in
+    /// one buffer of its own (as a ring of provided buffers would hold them) and its replies
+    /// in another vector. Written against the trait alone.
+    struct Fed {
+        wire: Rc<Wire>,
+        size: usize,
+        /// The round's datagrams, end to end.
+        arena: Vec<u8>,
+        /// Per datagram of the round: where it is in `arena`, its length, cut, sender.
+        taken: Vec<(usize, usize, bool, SocketAddr)>,
+        replies: Vec<Vec<u8>>,
+        send: Vec<bool>,
+        got: usize,
+        served: usize,
+    }
+
+    impl Fed {
+        fn new(wire: Rc<Wire>, size: usize) -> Self {
+            Fed {
+                wire,
+                size,
+                arena: Vec::with_capacity(size * 512),
+                taken: Vec::with_capacity(size),
+                replies: (0..size).map(|_| Vec::with_capacity(512)).collect(),
+                send: vec![false; size],
+                got: 0,
+                served: 0,
+            }
+        }
+    }
+
+    impl DatagramBackend for Fed {
+        async fn recv(&mut self) -> std::io::Result<usize> {
+            (self.got, self.served) = (0, 0);
+            while self.wire.inbox.borrow().is_empty() {
+                glommio::timer::sleep(Duration::from_millis(1)).await;
+            }
+            self.arena.clear();
+            self.taken.clear();
+            let mut inbox = self.wire.inbox.borrow_mut();
+            while self.taken.len() < self.size {
+                let Some((bytes, cut, peer)) = inbox.pop_front() else {
+                    break;
+                };
+                self.taken.push((self.arena.len(), bytes.len(), cut, peer));
+                self.arena.extend_from_slice(&bytes);
+            }
+            self.got = self.taken.len();
+            self.wire.rounds.borrow_mut().push(self.got);
+            Ok(self.got)
+        }
+
+        fn for_each<F>(&mut self, mut serve: F)
+        where
+            F: FnMut(&[u8], bool, SocketAddr, &mut Vec<u8>) -> bool,
+        {
+            self.served = std::mem::take(&mut self.got);
+            for i in 0..self.served {
+                let (at, len, cut, peer) = self.taken[i];
+                let packet = &self.arena[at..at + len];
+                self.send[i] = serve(packet, cut, peer, &mut self.replies[i]);
+            }
+        }
+
+        async fn send(&mut self) {
+            let round = self.wire.rounds.borrow().len() - 1;
+            for i in 0..std::mem::take(&mut self.served) {
+                if self.send[i] {
+                    let reply = (self.replies[i].clone(), self.taken[i].3, round);
+                    self.wire.sent.borrow_mut().push(reply);
+                }
+            }
+        }
+
+        async fn send_replies(&mut self, replies: &[(Vec<u8>, SocketAddr)]) {
+            self.wire.deferred.borrow_mut().extend_from_slice(replies);
+        }
+
+        fn for_replies(&self, _most: usize) -> Self {
+            Fed::new(self.wire.clone(), 0)
+        }
+
+        fn size(&self) -> usize {
+            self.size
+        }
+    }
+
+    /// Answers NOERROR inline, except a query whose ID starts with 0xde: that one it
+    /// defers, and answers when served again (as forward does after its upstream).
+    struct Mixed;
+
+    impl Handler for Mixed {
+        async fn serve(&self, req: &mut Request<'_>) -> Status {
+            if req.query.id() >> 8 == 0xde && !req.can_wait() {
+                return req.defer();
+            }
+            MessageWriter::reply(&req.query, req.reply, NOERROR).finish();
+            Status::rcode(NOERROR)
+        }
+
+        fn is_end(&self) -> bool {
+            false
+        }
+
+        fn after_batch(&self) {}
+    }
+
+    /// The loop runs on a backend that implements the trait with buffers of its own (no
+    /// `Batch`, no socket): each round is served from the backend's buffers and its replies
+    /// leave through the backend's `send` in the same round, a cut datagram is answered
+    /// FORMERR, an empty one nothing, and a deferred query's reply leaves through
+    /// `send_replies` of the backend's second instance.
+    #[test]
+    fn a_backend_with_buffers_of_its_own_runs_the_loop() {
+        const SIZE: usize = 4;
+        glommio::LocalExecutor::default().run(async {
+            let server = one_block(Mixed, false);
+            let key = server.meta[0].key;
+            let view = View::new(Rc::new(Current::new(server)), key).unwrap();
+            let wire = Rc::new(Wire::default());
+            let peer = |i: u16| SocketAddr::from(([127, 0, 0, 1], 6000 + i));
+            for i in 0..10u16 {
+                let mut q = QUERY.to_vec();
+                let id = if i == 6 { 0xde06 } else { i };
+                q[..2].copy_from_slice(&id.to_be_bytes());
+                if i == 5 {
+                    q.clear();
+                }
+                wire.inbox.borrow_mut().push_back((q, i == 3, peer(i)));
+            }
+            let stop = Rc::new(Stop::new());
+            let backend = Fed::new(wire.clone(), SIZE);
+            let listener =
+                glommio::spawn_local(run_with(view, backend, Default::default(), stop.clone()));
+            for _ in 0..5000 {
+                if wire.sent.borrow().len() == 8 && !wire.deferred.borrow().is_empty() {
+                    break;
+                }
+                glommio::timer::sleep(Duration::from_millis(1)).await;
+            }
+            stop.trigger();
+            listener.await;
+
+            assert_eq!(*wire.rounds.borrow(), [4, 4, 2]);
+            let sent = wire.sent.borrow();
+            let ids: Vec<u16> = sent
+                .iter()
+                .map(|(r, _, _)| u16::from_be_bytes([r[0], r[1]]))
+                .collect();
+            assert_eq!(ids, [0, 1, 2, 3, 4, 7, 8, 9], "5 empty, 6 deferred");
+            for (reply, to, round) in sent.iter() {
+                let id = u16::from_be_bytes([reply[0], reply[1]]);
+                assert_eq!(*to, peer(id), "reply {id} to its sender");
+                assert_eq!(
+                    *round,
+                    id as usize / SIZE,
+                    "reply {id} in its query's round"
+                );
+                let rcode = if id == 3 { FORMERR } else { NOERROR };
+                assert_eq!(reply[3] & 0x0f, rcode, "reply {id}");
+            }
+            let deferred = wire.deferred.borrow();
+            assert_eq!(deferred.len(), 1);
+            let (reply, to) = &deferred[0];
+            assert_eq!(&reply[..2], &[0xde, 0x06]);
+            assert_eq!(reply[3] & 0x0f, NOERROR);
+            assert_eq!(*to, peer(6));
+        });
+    }
 
     #[test]
     fn a_listener_with_more_waiting_than_a_batch_lets_other_tasks_run() {
