@@ -2,8 +2,8 @@
 //! sockets, chains and state; signals; reload; graceful stop.
 
 pub mod core;
+pub mod http;
 mod memlock;
-pub mod ops;
 mod reload;
 pub mod router;
 pub mod serve;
@@ -100,10 +100,10 @@ pub fn run(config: Config, digest: Digest, source: Source, quiet: bool) -> Resul
     crate::metrics::registry::add_source("reload", Arc::new(crate::metrics::reload::ReloadSource));
     crate::metrics::registry::add_source("build_info", Arc::new(crate::metrics::build::BuildInfo));
     publish_udp_drops(&config);
-    let state = Arc::new(ops::OpsState::default());
-    let mut ops = ops::Ops::new(state.clone());
-    let staged = ops.stage(reload::endpoints(&config))?;
-    ops.commit(staged);
+    let state = Arc::new(http::HttpState::default());
+    let mut http = http::HttpServers::new(state.clone());
+    let staged = http.stage(reload::endpoints(&config))?;
+    http.commit(staged);
     let config = Arc::new(config);
     let stop = Arc::new(AtomicBool::new(false));
     let exited = Arc::new(AtomicUsize::new(0));
@@ -125,7 +125,7 @@ pub fn run(config: Config, digest: Digest, source: Source, quiet: bool) -> Resul
         };
         let (swap_tx, swap_rx) = std::sync::mpsc::channel();
         swaps.push(swap_tx);
-        let link = worker::Link {
+        let link = worker::MainLines {
             stop: stop.clone(),
             started: started.clone(),
             go: go.clone(),
@@ -200,14 +200,14 @@ pub fn run(config: Config, digest: Digest, source: Source, quiet: bool) -> Resul
                     got = Some(sig);
                     break 'wait;
                 }
-                SIGUSR1 => reloader.on_signal(&mut ops, "SIGUSR1"),
-                SIGUSR2 => reloader.on_signal(&mut ops, "SIGUSR2"),
+                SIGUSR1 => reloader.on_signal(&mut http, "SIGUSR1"),
+                SIGUSR2 => reloader.on_signal(&mut http, "SIGUSR2"),
                 SIGHUP => crate::info!("SIGHUP: ignored (SIGUSR1 reloads, SIGTERM stops)"),
                 _ => {}
             }
         }
         if reloader.due(Instant::now()) {
-            reloader.on_timer(&mut ops);
+            reloader.on_timer(&mut http);
         }
         if exited.load(Ordering::Acquire) > 0 {
             break;

@@ -18,7 +18,7 @@
 //! [ERROR] SIGUSR1: Corefile:3 - …             (or: plugin/reload: Corefile changed but reload failed: …)
 //! ```
 
-use super::ops::{self, Ops};
+use super::http::{self, HttpServers};
 use super::sockets;
 use super::swap::Swap;
 use crate::config::hash::{self, Digest};
@@ -54,8 +54,8 @@ pub struct Reloader {
 }
 
 /// The HTTP endpoints a configuration's plugins registered, by address.
-pub fn endpoints(c: &Config) -> ops::Wanted {
-    ops::wanted(&c.http)
+pub fn endpoints(c: &Config) -> http::Wanted {
+    http::wanted(&c.http)
 }
 
 /// The keys of a configuration's listeners.
@@ -122,7 +122,7 @@ impl Reloader {
 
     /// SIGUSR1 (and SIGUSR2, see `runtime::run`): reload now, whether or not the `reload`
     /// plugin is used. `sig` names the signal in the log lines (`SIGUSR1: Reloading`).
-    pub fn on_signal(&mut self, ops: &mut Ops, sig: &str) {
+    pub fn on_signal(&mut self, http: &mut HttpServers, sig: &str) {
         crate::info!("{sig}: Reloading");
         if !self.source.rereadable() {
             crate::warning!(
@@ -146,7 +146,7 @@ impl Reloader {
             );
             return;
         }
-        if let Err(e) = self.apply(parsed, ops) {
+        if let Err(e) = self.apply(parsed, http) {
             fail(&e, &prefix);
         }
     }
@@ -158,7 +158,7 @@ impl Reloader {
 
     /// The `reload` plugin's periodic look: reload when the Corefile's meaning changed since
     /// the last look.
-    pub fn on_timer(&mut self, ops: &mut Ops) {
+    pub fn on_timer(&mut self, http: &mut HttpServers) {
         self.next_check = self.period.map(|p| Instant::now() + p);
         let (seen, parsed) = match self.source.parse() {
             Ok(p) => (Seen::Digest(p.digest), Some(p)),
@@ -179,7 +179,7 @@ impl Reloader {
             // Back to the running configuration (a bad edit undone): nothing to do.
             Some(p) if p.digest == self.digest => {}
             Some(p) => {
-                if let Err(e) = self.apply(p, ops) {
+                if let Err(e) = self.apply(p, http) {
                     fail(&e, PREFIX);
                 }
             }
@@ -187,7 +187,7 @@ impl Reloader {
     }
 
     /// Builds, checks and swaps in a changed configuration; on error nothing changed.
-    fn apply(&mut self, parsed: Parsed, ops: &mut Ops) -> Result<(), String> {
+    fn apply(&mut self, parsed: Parsed, http: &mut HttpServers) -> Result<(), String> {
         crate::info!("Reloading");
         let mut config = self.source.load(&parsed)?;
         let changed = global::changed(&self.running.tuning, &config.tuning);
@@ -206,7 +206,7 @@ impl Reloader {
         let addrs: Vec<_> = added.iter().map(|k| k.1).collect();
         let mut socks = sockets::open_all(&addrs, self.cores.len(), &config.tuning)
             .map_err(|(li, e)| super::listen_error(&config, added[li], &e))?;
-        let staged = ops.stage(endpoints(&config))?;
+        let staged = http.stage(endpoints(&config))?;
         let config = Arc::new(config);
         // Late acknowledgements of an earlier swap that timed out must not count for this one.
         while self.acks.try_recv().is_ok() {}
@@ -239,7 +239,7 @@ impl Reloader {
             }
             acked += 1;
         }
-        ops.commit(staged);
+        http.commit(staged);
         super::publish_udp_drops(&config);
         self.running = config;
         self.digest = parsed.digest;

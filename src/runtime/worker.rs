@@ -19,7 +19,7 @@ use std::sync::mpsc::{Receiver, Sender};
 use std::time::{Duration, Instant};
 
 /// The main thread's lines to a core.
-pub struct Link {
+pub struct MainLines {
     /// Process-wide stop flag (SIGINT, SIGTERM, end of lameduck).
     pub stop: Arc<AtomicBool>,
     /// Incremented once the core has built its chains.
@@ -56,7 +56,7 @@ pub async fn core_main(
     config: Arc<Config>,
     info: CoreInfo,
     socks: Vec<(ListenerKey, ListenerSockets)>,
-    link: Link,
+    link: MainLines,
 ) {
     let mut w = Worker {
         info,

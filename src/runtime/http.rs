@@ -5,9 +5,9 @@
 //!
 //! Reloads change them in two steps, so that no reload ever closes a port it keeps
 //! (CoreDNS can fail a reload with `bind: address already in use` for its health and
-//! prometheus ports, coredns/coredns#1604): [`Ops::stage`] opens
+//! prometheus ports, coredns/coredns#1604): [`HttpServers::stage`] opens
 //! the addresses the new configuration adds (a port that cannot be bound fails the reload
-//! with nothing changed), then [`Ops::commit`] starts them, hands each kept address its new
+//! with nothing changed), then [`HttpServers::commit`] starts them, hands each kept address its new
 //! paths and handlers, and closes the addresses no longer wanted. An address kept across a
 //! reload is never closed, whatever moved on it; a reload that fails leaves every address
 //! with the handlers of the running configuration.
@@ -20,7 +20,7 @@ use std::thread::JoinHandle;
 
 /// What the server tells every handler about itself.
 #[derive(Default)]
-pub struct OpsState {
+pub struct HttpState {
     /// Every core serves and no stop has begun ([`HttpRequest::serving`]: ready says 200
     /// only then). A reload leaves it alone.
     pub serving: AtomicBool,
@@ -65,8 +65,8 @@ impl Open {
 }
 
 /// The open endpoints of the process.
-pub struct Ops {
-    state: Arc<OpsState>,
+pub struct HttpServers {
+    state: Arc<HttpState>,
     open: Vec<Open>,
 }
 
@@ -76,10 +76,10 @@ pub struct Staged {
     fresh: Vec<Open>,
 }
 
-impl Ops {
+impl HttpServers {
     /// No endpoint open yet.
-    pub fn new(state: Arc<OpsState>) -> Self {
-        Ops {
+    pub fn new(state: Arc<HttpState>) -> Self {
+        HttpServers {
             state,
             open: Vec::new(),
         }
@@ -139,7 +139,7 @@ impl Ops {
     }
 }
 
-fn serve(server: &tiny_http::Server, routes: &Mutex<Arc<Routes>>, state: &OpsState) {
+fn serve(server: &tiny_http::Server, routes: &Mutex<Arc<Routes>>, state: &HttpState) {
     for req in server.incoming_requests() {
         let routes = routes.lock().unwrap_or_else(|e| e.into_inner()).clone();
         let resp = respond(req.url(), &routes, state);
@@ -159,7 +159,7 @@ fn serve(server: &tiny_http::Server, routes: &Mutex<Arc<Routes>>, state: &OpsSta
 
 /// The answer to `url` from the handler of its path, 404 when no route has it, 500 (and a
 /// log line) when the handler panics: a plugin's bug must not end the address's thread.
-fn respond(url: &str, routes: &Routes, state: &OpsState) -> HttpResponse {
+fn respond(url: &str, routes: &Routes, state: &HttpState) -> HttpResponse {
     let (path, query) = url.split_once('?').unwrap_or((url, ""));
     let Some((_, handler)) = routes.iter().find(|(p, _)| p == path) else {
         return HttpResponse::text(404, "404 page not found\n");
@@ -231,10 +231,10 @@ mod tests {
 
     #[test]
     fn paths_move_between_kept_addresses_and_removed_ones_close() {
-        let state = Arc::new(OpsState::default());
+        let state = Arc::new(HttpState::default());
         state.serving.store(true, Ordering::Release);
         let (a, b, c) = (free(), free(), free());
-        let mut ops = Ops::new(state);
+        let mut ops = HttpServers::new(state);
         let s = ops
             .stage(set(&[ep("/health", "OK", &[a]), ep("/ready", "OK", &[b])]))
             .unwrap();
@@ -282,9 +282,9 @@ mod tests {
 
     #[test]
     fn a_plugins_own_endpoint_gets_its_new_handler_on_a_kept_address_and_moves_with_it() {
-        let state = Arc::new(OpsState::default());
+        let state = Arc::new(HttpState::default());
         let (a, b) = (free(), free());
-        let mut ops = Ops::new(state.clone());
+        let mut ops = HttpServers::new(state.clone());
         let s = ops.stage(set(&[ep("/hello", "one", &[a])])).unwrap();
         ops.commit(s);
         assert_eq!(get(a, "/hello?x=1"), Some((200, "one".into())));
