@@ -11,7 +11,9 @@
 //! within the configured maximum; a reply it did not store leaves it empty.
 
 use ringdns::corefile::{Dispenser, parse};
-use ringdns::plugin::{BlockSetup, CoreInfo, Handler, Plugin, Proto, Request, Serve, Status};
+use ringdns::plugin::{
+    BlockSetup, CoreInfo, Handler, Outcome, Plugin, Proto, Request, Serve, Status,
+};
 use ringdns::wire::{Query, records, rtype};
 use ringdns_plugin_cache::{Cache, CacheCounters};
 use std::cell::Cell;
@@ -51,7 +53,7 @@ struct Upstream<'a> {
 }
 
 impl Upstream<'_> {
-    fn answer(&self, req: &mut Request<'_>) -> Status {
+    fn answer(&self, req: &mut Request<'_>) -> Outcome {
         if !req.can_wait() {
             return req.defer();
         }
@@ -68,12 +70,12 @@ impl Upstream<'_> {
         if self.finalize {
             req.finalize_reply();
         }
-        Status::written()
+        Ok(Status::written())
     }
 }
 
 impl Handler for Upstream<'_> {
-    fn serve(&self, req: &mut Request<'_>) -> impl Future<Output = Status> {
+    fn serve(&self, req: &mut Request<'_>) -> impl Future<Output = Outcome> {
         std::future::ready(self.answer(req))
     }
 
@@ -176,7 +178,7 @@ pub fn check(data: &[u8]) {
         "a hit from an empty cache"
     );
     let status = ready(cache.serve(&mut req, &up));
-    assert!(status.is_deferred(), "the upstream deferred: {status:?}");
+    assert!(status.is_err(), "the upstream deferred: {status:?}");
     // The deferred pass: the upstream answers, the cache may store.
     let mut req = request(q, proto, &mut out, true);
     let _ = ready(cache.serve(&mut req, &up));

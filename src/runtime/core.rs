@@ -251,7 +251,7 @@ impl CoreServer<crate::chain::Chain> {
 pub(crate) mod tests {
     use super::*;
     use crate::config::Route;
-    use crate::plugin::{Request, Status};
+    use crate::plugin::{Outcome, Request, Status};
     use crate::wire::MessageWriter;
     use crate::wire::rcode::NOERROR;
     use std::cell::Cell;
@@ -277,13 +277,13 @@ pub(crate) mod tests {
     }
 
     impl Handler for Notes {
-        async fn serve(&self, req: &mut Request<'_>) -> Status {
+        async fn serve(&self, req: &mut Request<'_>) -> Outcome {
             self.served.set(self.served.get() + 1);
             if !self.other_ran.get() {
                 self.served_before.set(self.served_before.get() + 1);
             }
             MessageWriter::reply(&req.query, req.reply, NOERROR).finish();
-            Status::rcode(NOERROR)
+            Ok(Status::rcode(NOERROR))
         }
 
         fn is_end(&self) -> bool {

@@ -196,7 +196,7 @@ pub fn serve_inline<H: Handler>(
     let mut req = Request::new(query, client, l.local, proto, zone, &l.name, reply, false);
     // First without a future: a chain that answers at once (a cache hit) is done here.
     let polled = match guarded(block.debug, || block.chain.serve_now(&mut req)) {
-        Ok(Some(status)) => Ok(Poll::Ready(status)),
+        Ok(Some(status)) => Ok(Poll::Ready(Ok(status))),
         Ok(None) => {
             let mut fut = pin!(block.chain.serve(&mut req));
             let mut cx = Context::from_waker(Waker::noop());
@@ -204,14 +204,10 @@ pub fn serve_inline<H: Handler>(
         }
         Err(payload) => Err(payload),
     };
-    let deferred = match &polled {
-        Ok(Poll::Ready(s)) => s.is_deferred(),
-        Ok(Poll::Pending) => true,
-        Err(_) => false,
-    };
+    let deferred = matches!(polled, Ok(Poll::Pending | Poll::Ready(Err(_))));
     block.inline.record(deferred);
     match polled {
-        Ok(Poll::Ready(status)) if !status.is_deferred() => {
+        Ok(Poll::Ready(Ok(status))) => {
             queue_refresh(core, l.index, &req);
             finish(&mut req, status)
         }
@@ -270,13 +266,13 @@ pub async fn serve_deferred<H: Handler>(
         AssertUnwindSafe(chain).catch_unwind().await
     };
     match status {
-        Ok(s) if s.is_deferred() => {
+        Ok(Err(_deferred)) => {
             crate::error!(
                 "a plugin deferred a query that was already deferred; answering SERVFAIL"
             );
             error_reply(&req.query, SERVFAIL, proto, req.reply)
         }
-        Ok(s) => {
+        Ok(Ok(s)) => {
             queue_refresh(core, l.index, &req);
             finish(&mut req, s)
         }
@@ -372,6 +368,7 @@ fn flush_soon<H: Handler + 'static>(core: &std::rc::Rc<CoreServer<H>>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plugin::Outcome;
     use crate::wire::rcode::{NOERROR, NXDOMAIN};
 
     /// A chain end that behaves as told, to drive the server's rules.
@@ -382,17 +379,17 @@ mod tests {
     }
 
     impl Handler for Test {
-        async fn serve(&self, req: &mut Request<'_>) -> Status {
+        async fn serve(&self, req: &mut Request<'_>) -> Outcome {
             match self {
                 Test::Panics => panic!("boom"),
-                Test::Returns(rc) => Status::rcode(*rc),
+                Test::Returns(rc) => Ok(Status::rcode(*rc)),
                 Test::WritesWhenItMayWait => {
                     if !req.can_wait() {
                         return req.defer_with_note(7);
                     }
                     assert_eq!(req.deferred_note(), Some(7));
                     MessageWriter::reply(&req.query, req.reply, NOERROR).finish();
-                    Status::rcode(NOERROR)
+                    Ok(Status::rcode(NOERROR))
                 }
             }
         }
@@ -445,6 +442,27 @@ mod tests {
         let c = core(Test::Returns(NXDOMAIN), false);
         let mut reply = Vec::new();
         assert_eq!(inline(&c, &mut reply), Verdict::Drop);
+    }
+
+    #[test]
+    fn rcode_255_is_an_rcode_not_a_deferral() {
+        // It was the "deferred" sentinel. Now it says "written", as any rcode but the four
+        // errors: with nothing written, nothing is sent, on either pass.
+        let c = core(Test::Returns(u8::MAX), false);
+        let mut reply = Vec::new();
+        assert_eq!(inline(&c, &mut reply), Verdict::Drop);
+        let client = "127.0.0.1:5000".parse().unwrap();
+        let v = futures_lite::future::block_on(serve_deferred(
+            &c,
+            &c.listeners[0],
+            QUERY,
+            client,
+            Proto::Udp,
+            None,
+            None,
+            &mut reply,
+        ));
+        assert_eq!(v, Verdict::Drop, "not a second deferral (SERVFAIL)");
     }
 
     #[test]

@@ -2,19 +2,19 @@
 //! compiler sees the whole chain and nothing is `dyn`.
 
 use crate::wire::rcode::SERVFAIL;
-use crate::{Request, Serve, Status};
+use crate::{Outcome, Request, Serve, Status};
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
 /// Anything a query can be handed to: a link of the chain or its end.
 pub trait Handler {
-    /// Serves the query from this point of the chain on.
-    fn serve(&self, req: &mut Request<'_>) -> impl Future<Output = Status>;
+    /// Serves the query from this point of the chain on: its [`Status`], or a deferral.
+    fn serve(&self, req: &mut Request<'_>) -> impl Future<Output = Outcome>;
     /// Serves the query from this point on without building the chain's future, when every
     /// plugin on the way can answer at once (a cache hit, whoami); `None`, with the request
-    /// untouched, when one cannot: the caller then uses [`Handler::serve`]. Never returns a
-    /// deferred status (waiting is what `None` is for).
+    /// untouched, when one cannot: the caller then uses [`Handler::serve`]. It cannot
+    /// defer (waiting is what `None` is for).
     fn serve_now(&self, _req: &mut Request<'_>) -> Option<Status> {
         None
     }
@@ -63,13 +63,13 @@ pin_project_lite::pin_project! {
     }
 }
 
-impl<A: Future<Output = Status>, B: Future<Output = Status>> Future for LinkFuture<A, B> {
-    type Output = Status;
+impl<A: Future<Output = Outcome>, B: Future<Output = Outcome>> Future for LinkFuture<A, B> {
+    type Output = Outcome;
 
     // Always: with a hint only, each link stayed a call of its own, so every poll of a
     // query's future went down the whole chain one call per slot (empty ones included).
     #[inline(always)]
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Status> {
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Outcome> {
         match self.project() {
             LinkFutureProj::Plugin { fut } => fut.poll(cx),
             LinkFutureProj::Rest { fut } => fut.poll(cx),
@@ -79,13 +79,13 @@ impl<A: Future<Output = Status>, B: Future<Output = Status>> Future for LinkFutu
 
 impl<P: Serve, R: Handler> Handler for Link<P, R> {
     #[inline]
-    fn serve(&self, req: &mut Request<'_>) -> impl Future<Output = Status> {
+    fn serve(&self, req: &mut Request<'_>) -> impl Future<Output = Outcome> {
         match &self.plugin {
             Some(p) => LinkFuture::Plugin {
                 fut: async move {
-                    let status = p.serve(&mut *req, &self.rest).await;
+                    let status = p.serve(&mut *req, &self.rest).await?;
                     req.note_writer(P::NAME, &status);
-                    status
+                    Ok(status)
                 },
             },
             None => LinkFuture::Rest {
@@ -99,7 +99,6 @@ impl<P: Serve, R: Handler> Handler for Link<P, R> {
         match &self.plugin {
             Some(p) => {
                 let status = p.serve_now(req, &self.rest)?;
-                debug_assert!(!status.is_deferred(), "{} deferred in serve_now", P::NAME);
                 req.note_writer(P::NAME, &status);
                 Some(status)
             }
@@ -141,8 +140,8 @@ impl<P: Serve, R: Handler> Handler for Link<P, R> {
 pub struct End;
 
 impl Handler for End {
-    async fn serve(&self, _req: &mut Request<'_>) -> Status {
-        Status::rcode(SERVFAIL)
+    async fn serve(&self, _req: &mut Request<'_>) -> Outcome {
+        Ok(Status::rcode(SERVFAIL))
     }
 
     fn serve_now(&self, _req: &mut Request<'_>) -> Option<Status> {

@@ -44,7 +44,7 @@ pub use setup::{
 };
 pub use shared::ConfigShared;
 pub use shutdown::{ShutdownHook, Stopping};
-pub use status::{PluginError, Status, client_write};
+pub use status::{Deferred, Outcome, PluginError, Status, client_write};
 
 /// The thread-per-core executor every plugin's tasks and sockets run on.
 pub use glommio;
@@ -100,23 +100,25 @@ pub trait Plugin: Sized + 'static {
 }
 
 /// The query side of a plugin that serves ([`Plugin::Place`] = [`Serves`]): its per-core
-/// instance and the three ways a query reaches it (see [`Status`] and docs/plugins.md).
+/// instance and the three ways a query reaches it (see [`Outcome`] and docs/plugins.md).
 pub trait Serve: Plugin {
     /// Builds this core's instance from the block's configuration; `None` leaves the slot
     /// empty on this core (the query then passes straight to the rest of the chain).
     fn build(config: &Arc<Self::Config>, core: &CoreInfo) -> Option<Self>;
 
     /// Answers the query (returning an rcode for which [`client_write`] is true) or hands it
-    /// to `next`. See [`Status`] for the return rule and the deferral protocol. The default
-    /// hands every query on.
-    fn serve<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> impl Future<Output = Status> {
+    /// to `next`. On a pass that may not wait ([`Request::can_wait`] false) a plugin that
+    /// must wait returns [`Request::defer`]; a deferral from `next` is passed on with `?`.
+    /// See [`Outcome`] for the return rule. The default hands every query on.
+    fn serve<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> impl Future<Output = Outcome> {
         next.serve(req)
     }
 
     /// Answers the query at once, without a future, when it can; `None` sends it through
     /// [`Serve::serve`] instead, so it must leave the request as it was and count nothing
     /// (housekeeping that `serve` would do anyway, such as dropping an expired cache entry,
-    /// is fine). It never defers: a query that must wait gets `None`. For the hot answers (a
+    /// is fine). It cannot defer (it returns a [`Status`], not an [`Outcome`]): a query that
+    /// must wait gets `None`. For the hot answers (a
     /// cache hit) this skips building and polling the chain's future. A plugin that wraps
     /// the rest of the chain (log, errors, metrics) calls [`next_or_failure_now`] and does
     /// its part only when that gave `Some`.
@@ -168,9 +170,9 @@ pub async fn next_or_failure<N: Handler>(
     name: &'static str,
     next: &N,
     req: &mut Request<'_>,
-) -> Status {
+) -> Outcome {
     if next.is_end() {
-        return no_next(name);
+        return Ok(no_next(name));
     }
     next.serve(req).await
 }

@@ -1,7 +1,7 @@
 //! The per-query context every plugin receives.
 
-use crate::Status;
 use crate::wire::Query;
+use crate::{Deferred, Outcome, Status};
 use std::net::SocketAddr;
 
 /// The transport a query came over; decides the reply size limit and what logs show.
@@ -87,15 +87,16 @@ impl<'a> Request<'a> {
     }
 
     /// Asks the server to serve this query again as a task on this core, where waiting is
-    /// allowed. Plugins call it before doing anything that must happen only once.
-    pub fn defer(&self) -> Status {
+    /// allowed: `return req.defer();` from [`crate::Serve::serve`]. Plugins call it before
+    /// doing anything that must happen only once. The one way to make a [`Deferred`].
+    pub fn defer(&self) -> Outcome {
         debug_assert!(!self.can_wait, "defer() on a pass that may wait");
-        Status::deferred()
+        Err(Deferred(()))
     }
 
     /// Like [`Request::defer`], leaving a note (a decision already taken, such as a query
     /// number) that the second pass reads back with [`Request::deferred_note`].
-    pub fn defer_with_note(&mut self, note: u64) -> Status {
+    pub fn defer_with_note(&mut self, note: u64) -> Outcome {
         self.note = Some(note);
         self.defer()
     }

@@ -1,12 +1,34 @@
 //! What a plugin returns, and the CoreDNS rule that decides who writes the reply.
+//!
+//! Serving comes to an [`Outcome`]: `Ok(Status)` when the query was served (an rcode and,
+//! on failure, an error), or `Err(Deferred)` when a plugin must wait and the pass that may
+//! not wait is abandoned. Deferral is its own type, not an rcode value: every rcode a
+//! plugin returns means what CoreDNS says it means, and a wrapping plugin passes a
+//! deferral on with `?`, without looking at it.
 
 use crate::wire::rcode::{FORMERR, NOTIMP, REFUSED, SERVFAIL};
 use std::borrow::Cow;
 use std::fmt;
 
-/// The rcode value a plugin returns when it cannot answer without waiting and the query was
-/// served inline (see [`crate::Request::defer`]); never sent on the wire.
-const DEFERRED: u8 = u8::MAX;
+/// What serving a query from some point of the chain came to: served, with its [`Status`],
+/// or [`Deferred`] (to be served again where waiting is allowed).
+///
+/// A `Result`, so that `?` hands a deferral straight back to the caller: a plugin that
+/// wraps the rest of the chain writes `next_or_failure(NAME, next, req).await?` and does its
+/// "after" only for a query that was served. `Deferred` is empty, so an `Outcome` is as
+/// large as a `Status` (the niche of its error holds the case) and telling the two apart is
+/// one compare, as the rcode sentinel it replaces was.
+pub type Outcome = Result<Status, Deferred>;
+
+/// The inline pass of a query must be abandoned: a plugin has to wait (an upstream, a
+/// timer), and the server serves the query again, from the top of the chain, in a task
+/// where [`crate::Request::can_wait`] is true.
+///
+/// Made only by [`crate::Request::defer`] (the field is private), so a deferral always
+/// comes from a pass that may not wait. Not an error: an outer plugin returns it untouched
+/// and does no accounting, because the query comes through it again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Deferred(pub(crate) ());
 
 /// What serving a query came to: the rcode (CoreDNS's int) and an optional error for the
 /// `errors` plugin to log (CoreDNS's error value; the server itself never inspects it).
@@ -41,26 +63,12 @@ impl Status {
             error: Some(error),
         }
     }
-
-    /// The inline pass must be abandoned and the query served again as a task that may wait.
-    pub const fn deferred() -> Self {
-        Status {
-            rcode: DEFERRED,
-            error: None,
-        }
-    }
-
-    /// True when a plugin deferred; outer plugins return such a status untouched and do no
-    /// accounting, because the query will come through the chain again.
-    pub const fn is_deferred(&self) -> bool {
-        self.rcode == DEFERRED
-    }
 }
 
 /// CoreDNS's `ClientWrite`: false for SERVFAIL, REFUSED, FORMERR and NOTIMP, which mean
 /// "nothing written yet, the server writes it"; true for every other rcode.
 pub const fn client_write(rcode: u8) -> bool {
-    !matches!(rcode, SERVFAIL | REFUSED | FORMERR | NOTIMP) && rcode != DEFERRED
+    !matches!(rcode, SERVFAIL | REFUSED | FORMERR | NOTIMP)
 }
 
 /// An error a plugin reports, shown as `plugin/NAME: message` like CoreDNS's `plugin.Error`.
@@ -103,7 +111,22 @@ mod tests {
         for rc in [NOERROR, NXDOMAIN, 6, 16] {
             assert!(client_write(rc), "{rc}");
         }
-        assert!(!client_write(Status::deferred().rcode));
+    }
+
+    #[test]
+    fn rcode_255_is_an_rcode_like_any_other() {
+        // It was the "deferred" sentinel: now no rcode is reserved, and 255 means "written".
+        assert!(client_write(u8::MAX));
+        let served: Outcome = Ok(Status::rcode(u8::MAX));
+        assert_eq!(served.map(|s| s.rcode), Ok(u8::MAX));
+    }
+
+    #[test]
+    fn an_outcome_costs_no_more_than_a_status() {
+        assert_eq!(
+            std::mem::size_of::<Outcome>(),
+            std::mem::size_of::<Status>()
+        );
     }
 
     #[test]

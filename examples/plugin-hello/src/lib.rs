@@ -8,8 +8,8 @@ use ringdns_plugin::wire::rcode::NOERROR;
 use ringdns_plugin::wire::rtype::TXT;
 use ringdns_plugin::wire::{MessageWriter, Owner, Section};
 use ringdns_plugin::{
-    BlockSetup, CoreInfo, Handler, Plugin, Request, Serve, Serves, Status, next_or_failure,
-    next_or_failure_now,
+    BlockSetup, CoreInfo, Handler, Outcome, Plugin, Request, Serve, Serves, Status,
+    next_or_failure, next_or_failure_now,
 };
 use std::sync::Arc;
 
@@ -85,9 +85,9 @@ impl Serve for Hello {
         })
     }
 
-    async fn serve<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> Status {
+    async fn serve<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> Outcome {
         if req.query.qtype() == TXT {
-            return self.answer(req);
+            return Ok(self.answer(req));
         }
         next_or_failure(Self::NAME, next, req).await
     }

@@ -18,7 +18,7 @@ use ringdns_plugin::corefile::{Dispenser, Error};
 use ringdns_plugin::wire::rcode::{NOERROR, NXDOMAIN, SERVFAIL};
 use ringdns_plugin::wire::{Header, MAX_NAME_LEN, Query, name_to_wire};
 use ringdns_plugin::{
-    BlockSetup, CoreInfo, Handler, Plugin, Request, Serve, Serves, Status, client_write,
+    BlockSetup, CoreInfo, Handler, Outcome, Plugin, Request, Serve, Serves, Status, client_write,
     next_or_failure, next_or_failure_now,
 };
 use std::cell::RefCell;
@@ -133,7 +133,7 @@ impl Serve for Cache {
         })
     }
 
-    async fn serve<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> Status {
+    async fn serve<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> Outcome {
         if !self.covers(req) {
             return next_or_failure(Self::NAME, next, req).await;
         }
@@ -144,11 +144,11 @@ impl Serve for Cache {
         let now = ringdns_plugin::clock::now();
         let key = self.key(req);
         if let Some(status) = self.fresh_hit(req, key, now) {
-            return status;
+            return Ok(status);
         }
         let look = self.look(key, &req.query, now);
         match self.answer_at_once(req, key, look, now) {
-            Ok(status) => status,
+            Ok(status) => Ok(status),
             Err(Pending::Verify(which, stale)) => {
                 if !req.can_wait() {
                     return req.defer();
@@ -157,16 +157,14 @@ impl Serve for Cache {
                 self.verify(req, next, which, key, stale).await
             }
             Err(Pending::Miss) => {
-                let status = next_or_failure(Self::NAME, next, req).await;
-                if status.is_deferred() {
-                    return status;
-                }
+                // Deferred: the query comes through again, and is counted then.
+                let status = next_or_failure(Self::NAME, next, req).await?;
                 self.ctr(req.server).requests.inc();
                 self.ctr(req.server).misses.inc();
                 if client_write(status.rcode) && !req.reply.is_empty() {
                     self.store(req, key);
                 }
-                status
+                Ok(status)
             }
         }
     }
@@ -401,7 +399,7 @@ impl Cache {
         which: Which,
         key: u64,
         stale: &ServeStale,
-    ) -> Status {
+    ) -> Outcome {
         let now = Instant::now();
         let recheck_wait = self
             .cache(which)
@@ -425,10 +423,10 @@ impl Cache {
                     .await
                 }
             };
-            match asked {
+            match asked.transpose()? {
                 Some(status) if client_write(status.rcode) && good_refresh(req.reply) => {
                     self.store(req, key);
-                    return status;
+                    return Ok(status);
                 }
                 Some(_) => {
                     if let Some(e) = self.cache(which).borrow_mut().peek_mut(key) {
@@ -439,13 +437,17 @@ impl Cache {
                 None => req.request_refresh(),
             }
         }
-        self.hit(req, which, key, Instant::now(), true)
+        Ok(self.hit(req, which, key, Instant::now(), true))
     }
 
     /// The server's background refresh: no lookup, ask the rest of the chain, store.
-    async fn refresh<N: Handler>(&self, req: &mut Request<'_>, next: &N, key: u64) -> Status {
-        let status = next_or_failure(Self::NAME, next, req).await;
-        let stored = client_write(status.rcode) && good_refresh(req.reply) && self.store(req, key);
+    async fn refresh<N: Handler>(&self, req: &mut Request<'_>, next: &N, key: u64) -> Outcome {
+        let outcome = next_or_failure(Self::NAME, next, req).await;
+        let stored = outcome
+            .as_ref()
+            .is_ok_and(|status| client_write(status.rcode))
+            && good_refresh(req.reply)
+            && self.store(req, key);
         if !stored {
             let recheck = self
                 .shared
@@ -460,7 +462,7 @@ impl Cache {
                 }
             }
         }
-        status
+        outcome
     }
 
     /// Stores the reply in `req.reply` if the rules allow; true when stored.

@@ -10,7 +10,8 @@ use ringdns_plugin::wire::rcode::{NOERROR, SERVFAIL};
 use ringdns_plugin::wire::rtype::{A, AAAA, AXFR, NS, SOA};
 use ringdns_plugin::wire::{MessageWriter, Owner, Section};
 use ringdns_plugin::{
-    BlockSetup, CoreInfo, Handler, Plugin, Readiness, Request, Serve, Serves, Status, duration,
+    BlockSetup, CoreInfo, Handler, Outcome, Plugin, Readiness, Request, Serve, Serves, Status,
+    duration,
 };
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
@@ -147,7 +148,7 @@ impl Serve for Erratic {
         })
     }
 
-    async fn serve<N: Handler>(&self, req: &mut Request<'_>, _next: &N) -> Status {
+    async fn serve<N: Handler>(&self, req: &mut Request<'_>, _next: &N) -> Outcome {
         let c = &*self.config;
         // The query's number is taken once; a delayed query carries it into its second pass.
         let nr = match req.deferred_note() {
@@ -157,7 +158,7 @@ impl Serve for Erratic {
         let every = |n: u64| n > 0 && nr % n == 0;
         if every(c.drop) {
             // "Written" with nothing written: the server sends nothing (CoreDNS's rule).
-            return Status::rcode(NOERROR);
+            return Ok(Status::rcode(NOERROR));
         }
         if every(c.delay) {
             if !req.can_wait() {
@@ -167,11 +168,11 @@ impl Serve for Erratic {
         }
         let qtype = req.query.qtype();
         if qtype == AXFR {
-            return axfr(req, every(c.truncate));
+            return Ok(axfr(req, every(c.truncate)));
         }
         if qtype != A && qtype != AAAA {
             // CoreDNS answers other types with SERVFAIL.
-            return Status::rcode(SERVFAIL);
+            return Ok(Status::rcode(SERVFAIL));
         }
         let mut w = MessageWriter::reply(&req.query, req.reply, NOERROR);
         w.set_aa(true);
@@ -198,10 +199,10 @@ impl Serve for Erratic {
         w.finish();
         if pushed.is_err() {
             req.reply.clear();
-            return Status::rcode(SERVFAIL);
+            return Ok(Status::rcode(SERVFAIL));
         }
         req.finalize_reply();
-        Status::written()
+        Ok(Status::written())
     }
 }
 

@@ -9,8 +9,8 @@ use consolidate::Pattern;
 use ringdns_plugin::corefile::{Dispenser, Error};
 use ringdns_plugin::wire::type_name;
 use ringdns_plugin::{
-    BlockSetup, CoreInfo, Handler, Plugin, Request, Serve, Serves, Status, next_or_failure,
-    next_or_failure_now,
+    BlockSetup, CoreInfo, Handler, Outcome, Plugin, Request, Serve, Serves, Status,
+    next_or_failure, next_or_failure_now,
 };
 use std::sync::Arc;
 
@@ -76,9 +76,9 @@ impl Serve for Errors {
         })
     }
 
-    async fn serve<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> Status {
-        let status = next_or_failure(Self::NAME, next, req).await;
-        self.report(req, status)
+    async fn serve<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> Outcome {
+        let status = next_or_failure(Self::NAME, next, req).await?;
+        Ok(self.report(req, status))
     }
 
     fn serve_now<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> Option<Status> {

@@ -28,8 +28,8 @@ use ringdns_plugin::corefile::{Dispenser, Error};
 use ringdns_plugin::wire::rcode::{FORMERR, NOERROR, REFUSED, SERVFAIL};
 use ringdns_plugin::wire::{Header, HeaderMut, Name, name_to_wire};
 use ringdns_plugin::{
-    BlockSetup, CoreInfo, Handler, Plugin, PluginError, Proto, Request, Serve, Serves, Status,
-    next_or_failure,
+    BlockSetup, CoreInfo, Handler, Outcome, Plugin, PluginError, Proto, Request, Serve, Serves,
+    Status, next_or_failure,
 };
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -199,7 +199,7 @@ impl Serve for Forward {
         })
     }
 
-    async fn serve<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> Status {
+    async fn serve<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> Outcome {
         let inner = &self.inner;
         let mut i = 0;
         while i < inner.rules.len() {
@@ -218,12 +218,12 @@ impl Serve for Forward {
                         && (cfg.next.contains(&rcode) || (cfg.next_on_nodata && nodata));
                     if !hand_on {
                         // Written, whatever the upstream's rcode: the server sends it as is.
-                        return Status::written();
+                        return Ok(Status::written());
                     }
                     req.clear_reply();
                     i += 1;
                 }
-                Done::Failed(status) => return status,
+                Done::Failed(status) => return Ok(status),
             }
         }
         next_or_failure(Self::NAME, next, req).await

@@ -11,8 +11,8 @@ use format::{Outcome, Piece};
 use ringdns_plugin::corefile::{Dispenser, Error};
 use ringdns_plugin::wire::{self, Header, MessageWriter, name_to_wire};
 use ringdns_plugin::{
-    BlockSetup, CoreInfo, Handler, Plugin, Request, Serve, Serves, Status, client_write,
-    next_or_failure, next_or_failure_now,
+    BlockSetup, CoreInfo, Handler, Outcome as Served, Plugin, Request, Serve, Serves, Status,
+    client_write, next_or_failure, next_or_failure_now,
 };
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -104,7 +104,7 @@ impl Serve for Log {
         })
     }
 
-    async fn serve<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> Status {
+    async fn serve<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> Served {
         // The server's own background refreshes are not client queries.
         if req.is_refresh() {
             return next_or_failure(Self::NAME, next, req).await;
@@ -117,11 +117,9 @@ impl Serve for Log {
             return next_or_failure(Self::NAME, next, req).await;
         };
         let start = req.received();
-        let status = next_or_failure(Self::NAME, next, req).await;
-        if status.is_deferred() {
-            return status;
-        }
-        self.line(rule, req, status, start)
+        // Deferred: `?` passes it on, and the line is written on the pass that serves it.
+        let status = next_or_failure(Self::NAME, next, req).await?;
+        Ok(self.line(rule, req, status, start))
     }
 
     fn serve_now<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> Option<Status> {

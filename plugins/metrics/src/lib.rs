@@ -17,7 +17,8 @@ use ringdns_plugin::metrics::dns::{DnsCounters, Observation, Responses, family_i
 use ringdns_plugin::metrics::{expose, registry};
 use ringdns_plugin::wire::Header;
 use ringdns_plugin::{
-    BlockSetup, CoreInfo, Handler, HttpResponse, Plugin, Proto, Request, Serve, Serves, Status,
+    BlockSetup, CoreInfo, Handler, HttpResponse, Outcome, Plugin, Proto, Request, Serve, Serves,
+    Status,
     client_write, http_listen_addr, next_or_failure, next_or_failure_now,
 };
 use std::net::{SocketAddr, ToSocketAddrs};
@@ -142,17 +143,15 @@ impl Serve for Metrics {
         Some(Metrics { slots })
     }
 
-    async fn serve<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> Status {
+    async fn serve<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> Outcome {
         if req.is_refresh() {
             // The server's own background query: no client asked it.
             return next_or_failure(Self::NAME, next, req).await;
         }
         let t0 = req.received();
-        let status = next_or_failure(Self::NAME, next, req).await;
-        if !status.is_deferred() {
-            self.record(req, &status, t0);
-        }
-        status
+        let status = next_or_failure(Self::NAME, next, req).await?;
+        self.record(req, &status, t0);
+        Ok(status)
     }
 
     fn serve_now<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> Option<Status> {

@@ -21,8 +21,8 @@ use ringdns_plugin::corefile::{Dispenser, Error};
 use ringdns_plugin::wire::rcode::NOERROR;
 use ringdns_plugin::wire::{HeaderMut, MAX_NAME_LEN, Section, flags, name_to_wire, records};
 use ringdns_plugin::{
-    BlockSetup, CoreInfo, Handler, Plugin, PluginError, Proto, Request, Serve, Serves, Status,
-    client_write, next_or_failure, next_or_failure_now,
+    BlockSetup, CoreInfo, Handler, Outcome, Plugin, PluginError, Proto, Request, Serve, Serves,
+    Status, client_write, next_or_failure, next_or_failure_now,
 };
 use std::cell::{Cell, RefCell};
 use std::sync::Arc;
@@ -128,16 +128,17 @@ impl Serve for Rrl {
         })
     }
 
-    async fn serve<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> Status {
+    async fn serve<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> Outcome {
         if !self.applies(req) {
             return next_or_failure(Self::NAME, next, req).await;
         }
         let asked = match self.ask(req) {
             Ok(a) => a,
-            Err(dropped) => return dropped,
+            Err(dropped) => return Ok(dropped),
         };
-        let status = next_or_failure(Self::NAME, next, req).await;
-        self.answered(req, asked, status, None)
+        // Deferred: nothing is debited now, the query comes through again.
+        let status = next_or_failure(Self::NAME, next, req).await?;
+        Ok(self.answered(req, asked, status, None))
     }
 
     fn serve_now<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> Option<Status> {
@@ -239,9 +240,6 @@ impl Rrl {
         status: Status,
         answer: Option<u64>,
     ) -> Status {
-        if status.is_deferred() {
-            return status;
-        }
         let now = self.now();
         if let Asked::Debit(token) = asked {
             let rate = self.rates[Kind::Request as usize].as_ref();

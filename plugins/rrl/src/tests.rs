@@ -71,8 +71,8 @@ impl Rest {
 }
 
 impl Handler for Rest {
-    async fn serve(&self, req: &mut Request<'_>) -> Status {
-        self.answer(req)
+    async fn serve(&self, req: &mut Request<'_>) -> Outcome {
+        Ok(self.answer(req))
     }
 
     fn serve_now(&self, req: &mut Request<'_>) -> Option<Status> {
@@ -138,7 +138,7 @@ fn ask(r: &Rrl, rest: &Rest, name: &str, qtype: u16, client: &str, proto: Proto)
     );
     let status = match r.serve_now(&mut req, rest) {
         Some(s) => s,
-        None => futures_lite::future::block_on(r.serve(&mut req, rest)),
+        None => futures_lite::future::block_on(r.serve(&mut req, rest)).expect("not deferred"),
     };
     if !client_write(status.rcode) {
         return Fate::Server(status.rcode);

@@ -6,7 +6,9 @@ use ringdns_plugin::corefile::{Dispenser, Error};
 use ringdns_plugin::wire::rcode::{NOERROR, SERVFAIL};
 use ringdns_plugin::wire::rtype::{A, AAAA, SRV};
 use ringdns_plugin::wire::{MessageWriter, Owner, Section};
-use ringdns_plugin::{BlockSetup, CoreInfo, Handler, Plugin, Request, Serve, Serves, Status};
+use ringdns_plugin::{
+    BlockSetup, CoreInfo, Handler, Outcome, Plugin, Request, Serve, Serves, Status,
+};
 use std::net::IpAddr;
 use std::sync::Arc;
 
@@ -33,8 +35,8 @@ impl Serve for Whoami {
         Some(Whoami)
     }
 
-    async fn serve<N: Handler>(&self, req: &mut Request<'_>, _next: &N) -> Status {
-        answer(req)
+    async fn serve<N: Handler>(&self, req: &mut Request<'_>, _next: &N) -> Outcome {
+        Ok(answer(req))
     }
 
     fn serve_now<N: Handler>(&self, req: &mut Request<'_>, _next: &N) -> Option<Status> {

@@ -403,7 +403,7 @@ mod tests {
     struct SpawnAtFirst(Notes);
 
     impl Handler for SpawnAtFirst {
-        async fn serve(&self, req: &mut crate::plugin::Request<'_>) -> crate::plugin::Status {
+        async fn serve(&self, req: &mut crate::plugin::Request<'_>) -> crate::plugin::Outcome {
             if self.0.served.get() == 0 {
                 let flag = self.0.other_ran.clone();
                 // glommio may poll a new task at once: its first poll only gets in line.

@@ -300,7 +300,7 @@ pub fn sender<B: DatagramBackend + 'static>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plugin::{Request, Status};
+    use crate::plugin::{Outcome, Request, Status};
     use crate::runtime::core::tests::{QUERY, one_block};
     use crate::wire::MessageWriter;
     use crate::wire::rcode::NOERROR;
@@ -310,13 +310,13 @@ mod tests {
     struct Waits;
 
     impl Handler for Waits {
-        async fn serve(&self, req: &mut Request<'_>) -> Status {
+        async fn serve(&self, req: &mut Request<'_>) -> Outcome {
             if !req.can_wait() {
                 return req.defer();
             }
             glommio::timer::sleep(Duration::from_millis(2)).await;
             MessageWriter::reply(&req.query, req.reply, NOERROR).finish();
-            Status::rcode(NOERROR)
+            Ok(Status::rcode(NOERROR))
         }
 
         fn is_end(&self) -> bool {
