@@ -32,7 +32,7 @@ const RETRY_EVERY: u32 = 64;
 /// Learns whether a block answers inline. A block whose queries all wait (forward without a
 /// cache in front) pays for an inline pass that only defers and then for the task; after
 /// [`DEFER_STREAK`] deferrals in a row its queries go straight to the task, which serves
-/// them exactly as it serves a background refresh (the chain sees `can_wait()` and no note).
+/// them as every deferred query (nothing is carried over from an inline pass).
 #[derive(Debug, Default)]
 pub struct InlineOdds {
     streak: Cell<u32>,

@@ -27,9 +27,10 @@ pub enum Verdict {
     Send,
     /// Send nothing (dropped query, or a plugin that answered nothing).
     Drop,
-    /// A plugin must wait: serve the query again with [`serve_deferred`], handing it the
-    /// note the deferring plugin left.
-    Defer(Option<u64>),
+    /// A plugin must wait: serve the query again with [`serve_deferred`]. Nothing is carried
+    /// over: the deferred pass starts again from the packet (a plugin that defers decides
+    /// nothing before it does).
+    Defer,
 }
 
 /// Where the query goes after the checks that come before any chain.
@@ -191,7 +192,7 @@ pub fn serve_inline<H: Handler>(
         return refused(l, &query, proto, client, reply);
     }
     if !block.inline.try_inline() {
-        return Verdict::Defer(None);
+        return Verdict::Defer;
     }
     let mut req = Request::new(query, client, l.local, proto, zone, &l.name, reply, false);
     // First without a future: a chain that answers at once (a cache hit) is done here.
@@ -215,7 +216,7 @@ pub fn serve_inline<H: Handler>(
         // where waiting is allowed.
         Ok(_) => {
             req.reply.clear();
-            Verdict::Defer(req.deferred_note())
+            Verdict::Defer
         }
         Err(payload) => {
             log_panic(&l.name, payload.as_ref(), block.stacktrace);
@@ -243,7 +244,6 @@ pub async fn serve_deferred<H: Handler>(
     packet: &[u8],
     client: SocketAddr,
     proto: Proto,
-    note: Option<u64>,
     received: Option<std::time::Instant>,
     reply: &mut Vec<u8>,
 ) -> Verdict {
@@ -254,7 +254,6 @@ pub async fn serve_deferred<H: Handler>(
     };
     let block = &core.blocks[bi];
     let mut req = Request::new(query, client, l.local, proto, zone, &l.name, reply, true);
-    req.set_deferred_note(note);
     // One clock read for all the plugins when the caller noted no time (TCP).
     req.set_received(received.unwrap_or_else(std::time::Instant::now));
     // Inline in the calling task's state (a reused worker for UDP); tests/alloc.rs keeps the
@@ -370,12 +369,14 @@ mod tests {
     use super::*;
     use crate::plugin::Outcome;
     use crate::wire::rcode::{NOERROR, NXDOMAIN};
+    use std::cell::Cell;
 
     /// A chain end that behaves as told, to drive the server's rules.
     enum Test {
         Panics,
         Returns(u8),
-        WritesWhenItMayWait,
+        /// Defers on the inline pass, counting those passes in the cell.
+        WritesWhenItMayWait(Cell<usize>),
     }
 
     impl Handler for Test {
@@ -383,11 +384,11 @@ mod tests {
             match self {
                 Test::Panics => panic!("boom"),
                 Test::Returns(rc) => Ok(Status::rcode(*rc)),
-                Test::WritesWhenItMayWait => {
+                Test::WritesWhenItMayWait(tried) => {
                     if !req.can_wait() {
-                        return req.defer_with_note(7);
+                        tried.set(tried.get() + 1);
+                        return req.defer();
                     }
-                    assert_eq!(req.deferred_note(), Some(7));
                     MessageWriter::reply(&req.query, req.reply, NOERROR).finish();
                     Ok(Status::rcode(NOERROR))
                 }
@@ -459,18 +460,17 @@ mod tests {
             client,
             Proto::Udp,
             None,
-            None,
             &mut reply,
         ));
         assert_eq!(v, Verdict::Drop, "not a second deferral (SERVFAIL)");
     }
 
     #[test]
-    fn a_plugin_that_must_wait_is_served_again_with_its_note() {
-        let c = core(Test::WritesWhenItMayWait, false);
+    fn a_plugin_that_must_wait_is_served_again() {
+        let c = core(Test::WritesWhenItMayWait(Cell::new(0)), false);
         let mut reply = Vec::new();
         let v = inline(&c, &mut reply);
-        assert_eq!(v, Verdict::Defer(Some(7)));
+        assert_eq!(v, Verdict::Defer);
         assert!(reply.is_empty());
         let client = "127.0.0.1:5000".parse().unwrap();
         let v = futures_lite::future::block_on(serve_deferred(
@@ -479,7 +479,6 @@ mod tests {
             QUERY,
             client,
             Proto::Udp,
-            Some(7),
             None,
             &mut reply,
         ));
@@ -489,16 +488,23 @@ mod tests {
 
     #[test]
     fn a_block_whose_queries_all_wait_stops_trying_them_inline() {
-        let c = core(Test::WritesWhenItMayWait, false);
+        let c = core(Test::WritesWhenItMayWait(Cell::new(0)), false);
+        let Test::WritesWhenItMayWait(tried) = &c.blocks[0].chain else {
+            unreachable!()
+        };
         let mut reply = Vec::new();
-        // The first queries try the inline pass (the plugin leaves its note)...
+        // The first queries try the inline pass...
         for _ in 0..8 {
-            assert_eq!(inline(&c, &mut reply), Verdict::Defer(Some(7)));
+            assert_eq!(inline(&c, &mut reply), Verdict::Defer);
         }
-        // ...then they go straight to the task, without a pass that would leave a note,
-        // except one in 64 that tries again.
+        assert_eq!(tried.get(), 8);
+        // ...then they go straight to the task, without reaching the chain, except one in
+        // 64 that tries again.
         let skipped = (0..64)
-            .filter(|_| inline(&c, &mut reply) == Verdict::Defer(None))
+            .filter(|_| {
+                let before = tried.get();
+                inline(&c, &mut reply) == Verdict::Defer && tried.get() == before
+            })
             .count();
         assert_eq!(skipped, 63);
     }

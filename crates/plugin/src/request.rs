@@ -42,7 +42,6 @@ pub struct Request<'a> {
     pub reply: &'a mut Vec<u8>,
     can_wait: bool,
     finalized: bool,
-    note: Option<u64>,
     refresh: bool,
     refresh_requested: bool,
     writer: Option<&'static str>,
@@ -72,7 +71,6 @@ impl<'a> Request<'a> {
             reply,
             can_wait,
             finalized: false,
-            note: None,
             refresh: false,
             refresh_requested: false,
             writer: None,
@@ -92,23 +90,6 @@ impl<'a> Request<'a> {
     pub fn defer(&self) -> Outcome {
         debug_assert!(!self.can_wait, "defer() on a pass that may wait");
         Err(Deferred(()))
-    }
-
-    /// Like [`Request::defer`], leaving a note (a decision already taken, such as a query
-    /// number) that the second pass reads back with [`Request::deferred_note`].
-    pub fn defer_with_note(&mut self, note: u64) -> Outcome {
-        self.note = Some(note);
-        self.defer()
-    }
-
-    /// The note left by the plugin that deferred this query, on its second pass.
-    pub const fn deferred_note(&self) -> Option<u64> {
-        self.note
-    }
-
-    /// Carries a note from the inline pass into the request of the deferred pass.
-    pub fn set_deferred_note(&mut self, note: Option<u64>) {
-        self.note = note;
     }
 
     /// When the server received the query: the time the server noted (a deferred UDP

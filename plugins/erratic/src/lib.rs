@@ -150,20 +150,19 @@ impl Serve for Erratic {
 
     async fn serve<N: Handler>(&self, req: &mut Request<'_>, _next: &N) -> Outcome {
         let c = &*self.config;
-        // The query's number is taken once; a delayed query carries it into its second pass.
-        let nr = match req.deferred_note() {
-            Some(nr) => nr,
-            None => c.queries.fetch_add(1, Ordering::Relaxed),
-        };
-        let every = |n: u64| n > 0 && nr % n == 0;
+        // A block that delays serves all its queries where they may wait, so that a query's
+        // number is taken once, on the pass that answers it: on the inline pass nothing is
+        // decided yet, and nothing has to be carried over to the next.
+        if c.delay > 0 && !req.can_wait() {
+            return req.defer();
+        }
+        let nr = c.queries.fetch_add(1, Ordering::Relaxed);
+        let every = |n: u64| n > 0 && nr.is_multiple_of(n);
         if every(c.drop) {
             // "Written" with nothing written: the server sends nothing (CoreDNS's rule).
             return Ok(Status::rcode(NOERROR));
         }
         if every(c.delay) {
-            if !req.can_wait() {
-                return req.defer_with_note(nr);
-            }
             ringdns_plugin::glommio::timer::sleep(c.delay_for).await;
         }
         let qtype = req.query.qtype();
@@ -263,3 +262,66 @@ fn axfr(req: &mut Request<'_>, incomplete: bool) -> Status {
 }
 
 ringdns_plugin::export!(Erratic);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ringdns_plugin::wire::Query;
+    use ringdns_plugin::{End, Proto};
+    use std::pin::pin;
+    use std::task::{Context, Poll, Waker};
+
+    fn erratic(text: &str) -> Erratic {
+        let (_, config) = ringdns_testkit::config::<Erratic>(text).unwrap();
+        let core = CoreInfo {
+            index: 0,
+            cpu: 0,
+            cores: 1,
+        };
+        Erratic::build(&Arc::new(config), &core).unwrap()
+    }
+
+    fn request(reply: &mut Vec<u8>, can_wait: bool) -> Request<'_> {
+        let q = Query::parse(ringdns_testkit::QUERY).unwrap();
+        let at = "127.0.0.1:53".parse().unwrap();
+        Request::new(q, at, at, Proto::Udp, ".", "dns://:53", reply, can_wait)
+    }
+
+    /// The inline pass as the socket loop makes it: one poll, waiting not allowed.
+    fn inline(e: &Erratic, reply: &mut Vec<u8>) -> Poll<Outcome> {
+        let mut req = request(reply, false);
+        let fut = pin!(e.serve(&mut req, &End));
+        fut.poll(&mut Context::from_waker(Waker::noop()))
+    }
+
+    fn numbered(e: &Erratic) -> u64 {
+        e.config.queries.load(Ordering::Relaxed)
+    }
+
+    #[test]
+    fn a_block_that_delays_numbers_each_query_once_on_the_pass_that_answers_it() {
+        let e = erratic(". {\n erratic {\n  delay 2 1ms\n }\n}\n");
+        ringdns_plugin::glommio::LocalExecutor::default().run(async {
+            for n in 0..4 {
+                let mut reply = Vec::new();
+                assert!(
+                    matches!(inline(&e, &mut reply), Poll::Ready(Err(_))),
+                    "the inline pass defers"
+                );
+                assert_eq!(numbered(&e), n, "and takes no number");
+                let mut req = request(&mut reply, true);
+                let status = e.serve(&mut req, &End).await;
+                assert_eq!(status, Ok(Status::written()), "query {n}");
+                assert_eq!(numbered(&e), n + 1, "one number per query");
+            }
+        });
+    }
+
+    #[test]
+    fn a_block_that_never_delays_answers_inline() {
+        let e = erratic(". {\n erratic {\n  drop 0\n }\n}\n");
+        let mut reply = Vec::new();
+        assert_eq!(inline(&e, &mut reply), Poll::Ready(Ok(Status::written())));
+        assert_eq!(numbered(&e), 1);
+    }
+}

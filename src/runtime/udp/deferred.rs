@@ -34,7 +34,6 @@ struct Job<H> {
     listener: usize,
     packet: Vec<u8>,
     peer: SocketAddr,
-    note: Option<u64>,
     /// The time of the batch it came in (no clock read of its own).
     received: std::time::Instant,
 }
@@ -73,7 +72,6 @@ impl<H: Handler + 'static> DeferredPool<H> {
         listener: usize,
         query: &[u8],
         peer: SocketAddr,
-        note: Option<u64>,
     ) {
         deferred_started(core);
         self.pending.set(self.pending.get() + 1);
@@ -83,7 +81,6 @@ impl<H: Handler + 'static> DeferredPool<H> {
             listener,
             packet,
             peer,
-            note,
             received: crate::plugin::clock::now(),
         });
         let idle = self.idle.borrow_mut().pop();
@@ -168,7 +165,6 @@ async fn worker<H: Handler + 'static>(pool: Rc<DeferredPool<H>>) {
             listener,
             packet,
             peer,
-            note,
             received,
         } = job;
         let mut reply = pool.replies.buffer();
@@ -179,7 +175,6 @@ async fn worker<H: Handler + 'static>(pool: Rc<DeferredPool<H>>) {
             &packet,
             peer,
             Proto::Udp,
-            note,
             Some(received),
             &mut reply,
         )
@@ -348,7 +343,7 @@ mod tests {
             // A burst wider than the idle bound: one worker per waiting query...
             let burst = MAX_IDLE + 44;
             for _ in 0..burst {
-                pool.submit(&core, 0, QUERY, peer, None);
+                pool.submit(&core, 0, QUERY, peer);
             }
             assert_eq!(pool.workers(), burst);
             assert_eq!(core.inflight.get(), burst);
@@ -360,7 +355,7 @@ mod tests {
 
             // The next queries are served by the idle workers: none is spawned.
             for _ in 0..10 {
-                pool.submit(&core, 0, QUERY, peer, None);
+                pool.submit(&core, 0, QUERY, peer);
             }
             assert_eq!(pool.workers(), MAX_IDLE);
             settle(&pool).await;
@@ -372,13 +367,13 @@ mod tests {
             stale.wake();
             futures_lite::future::yield_now().await;
             assert_eq!(pool.idle.borrow().len(), MAX_IDLE, "listed once");
-            pool.submit(&core, 0, QUERY, peer, None);
+            pool.submit(&core, 0, QUERY, peer);
             settle(&pool).await;
             assert_eq!(replies.queued(), burst + 11);
             assert_eq!(pool.workers(), MAX_IDLE);
 
             // Queued work is finished after close; then every worker ends.
-            pool.submit(&core, 0, QUERY, peer, None);
+            pool.submit(&core, 0, QUERY, peer);
             pool.close();
             settle(&pool).await;
             assert_eq!(replies.queued(), burst + 12);

@@ -118,8 +118,8 @@ async fn run_with<H: Handler + 'static, B: DatagramBackend + 'static>(
             match serve_inline(core, l, packet, truncated, peer, Proto::Udp, reply) {
                 Verdict::Send => true,
                 Verdict::Drop => false,
-                Verdict::Defer(note) => {
-                    pool.submit(core, li, packet, peer, note);
+                Verdict::Defer => {
+                    pool.submit(core, li, packet, peer);
                     false
                 }
             }
