@@ -5,10 +5,9 @@
 //! variant, rounds alternating, and the median. Never a test: nothing is asserted.
 //! `INLINE_HIT_ONLY=NAME` runs one variant alone (to profile it, e.g. under `perf record`).
 
-use ringdns::plugin::clock::BatchTime;
 use ringdns::plugin::{CoreInfo, Proto};
 use ringdns::runtime::core::CoreServer;
-use ringdns::runtime::serve::{Verdict, serve_inline};
+use ringdns::runtime::serve::{Verdict, serve_batched, serve_inline};
 use ringdns::wire::{Name, QueryBuilder, name_to_wire, rtype};
 use std::hint::black_box;
 use std::net::SocketAddr;
@@ -63,10 +62,10 @@ fn round(core: &CoreServer<ringdns::chain::Chain>, queries: &[Vec<u8>]) -> f64 {
     let t0 = Instant::now();
     for chunk in 0..HITS / 32 {
         // The clock read once per batch of 32, as the socket loop does.
-        let _batch = BatchTime::start();
+        let batch_time = Instant::now();
         for i in 0..32 {
             let q = &queries[(chunk * 32 + i) % queries.len()];
-            let v = serve_inline(core, l, black_box(q), false, client, Proto::Udp, &mut reply);
+            let v = serve_batched(core, l, black_box(q), false, client, batch_time, &mut reply);
             debug_assert_eq!(v, Verdict::Send);
             black_box(&reply);
         }

@@ -19,6 +19,7 @@ use std::net::SocketAddr;
 use std::panic::AssertUnwindSafe;
 use std::pin::pin;
 use std::task::{Context, Poll, Waker};
+use std::time::Instant;
 
 /// What to do with the reply buffer after serving.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -172,7 +173,9 @@ fn log_panic(server: &str, payload: &(dyn Any + Send), stacktrace: bool) {
     }
 }
 
-/// Serves one query in place. `cut` says the datagram was longer than the buffer.
+/// Serves one query in place. `cut` says the datagram was longer than the buffer. The
+/// request's time is read when a plugin first asks for it (a TCP message's time, read only
+/// if a plugin needs it); a UDP batch's queries use [`serve_batched`].
 pub fn serve_inline<H: Handler>(
     core: &CoreServer<H>,
     l: &ListenerCtx,
@@ -180,6 +183,41 @@ pub fn serve_inline<H: Handler>(
     cut: bool,
     client: SocketAddr,
     proto: Proto,
+    reply: &mut Vec<u8>,
+) -> Verdict {
+    serve_in_place(core, l, packet, cut, (client, proto, None), reply)
+}
+
+/// [`serve_inline`] for a datagram of a UDP batch received at `batch_time`: the clock is
+/// read once per batch, and every plugin sees that time (`Request::received`, `now`).
+pub fn serve_batched<H: Handler>(
+    core: &CoreServer<H>,
+    l: &ListenerCtx,
+    packet: &[u8],
+    cut: bool,
+    client: SocketAddr,
+    batch_time: Instant,
+    reply: &mut Vec<u8>,
+) -> Verdict {
+    serve_in_place(
+        core,
+        l,
+        packet,
+        cut,
+        (client, Proto::Udp, Some(batch_time)),
+        reply,
+    )
+}
+
+/// The inline passes: `from` is the client, the transport, and the time the server noted
+/// for the query, if any.
+#[inline]
+fn serve_in_place<H: Handler>(
+    core: &CoreServer<H>,
+    l: &ListenerCtx,
+    packet: &[u8],
+    cut: bool,
+    (client, proto, received): (SocketAddr, Proto, Option<Instant>),
     reply: &mut Vec<u8>,
 ) -> Verdict {
     reply.clear();
@@ -195,6 +233,9 @@ pub fn serve_inline<H: Handler>(
         return Verdict::Defer;
     }
     let mut req = Request::new(query, client, l.local, proto, zone, &l.name, reply, false);
+    if let Some(at) = received {
+        req.set_received(at);
+    }
     // First without a future: a chain that answers at once (a cache hit) is done here.
     let polled = match guarded(block.debug, || block.chain.serve_now(&mut req)) {
         Ok(Some(status)) => Ok(Poll::Ready(Ok(status))),
@@ -236,15 +277,16 @@ fn guarded<R>(debug: bool, f: impl FnOnce() -> R) -> std::thread::Result<R> {
     }
 }
 
-/// Serves a deferred query as a task: plugins may wait for I/O and timers.
-#[allow(clippy::too_many_arguments)]
+/// Serves a deferred query as a task: plugins may wait for I/O and timers. `received` is
+/// when its first pass took it in (`Request::received`); the task's start, read here once,
+/// is the pass's time (`Request::now`).
 pub async fn serve_deferred<H: Handler>(
     core: &CoreServer<H>,
     l: &ListenerCtx,
     packet: &[u8],
     client: SocketAddr,
     proto: Proto,
-    received: Option<std::time::Instant>,
+    received: Instant,
     reply: &mut Vec<u8>,
 ) -> Verdict {
     reply.clear();
@@ -254,8 +296,8 @@ pub async fn serve_deferred<H: Handler>(
     };
     let block = &core.blocks[bi];
     let mut req = Request::new(query, client, l.local, proto, zone, &l.name, reply, true);
-    // One clock read for all the plugins when the caller noted no time (TCP).
-    req.set_received(received.unwrap_or_else(std::time::Instant::now));
+    req.set_received(received);
+    req.set_now(Instant::now());
     // Inline in the calling task's state (a reused worker for UDP); tests/alloc.rs keeps the
     // chain's future small, as it is built and moved into place for every deferred query.
     let chain = block.chain.serve(&mut req);
@@ -369,7 +411,8 @@ mod tests {
     use super::*;
     use crate::plugin::Outcome;
     use crate::wire::rcode::{NOERROR, NXDOMAIN};
-    use std::cell::Cell;
+    use std::cell::{Cell, RefCell};
+    use std::time::Duration;
 
     /// A chain end that behaves as told, to drive the server's rules.
     enum Test {
@@ -377,6 +420,8 @@ mod tests {
         Returns(u8),
         /// Defers on the inline pass, counting those passes in the cell.
         WritesWhenItMayWait(Cell<usize>),
+        /// Defers on the inline pass; notes each pass's `(can_wait, received, now)`.
+        NotesTimes(RefCell<Vec<(bool, Instant, Instant)>>),
     }
 
     impl Handler for Test {
@@ -387,6 +432,15 @@ mod tests {
                 Test::WritesWhenItMayWait(tried) => {
                     if !req.can_wait() {
                         tried.set(tried.get() + 1);
+                        return req.defer();
+                    }
+                    MessageWriter::reply(&req.query, req.reply, NOERROR).finish();
+                    Ok(Status::rcode(NOERROR))
+                }
+                Test::NotesTimes(seen) => {
+                    let times = (req.can_wait(), req.received(), req.now());
+                    seen.borrow_mut().push(times);
+                    if !req.can_wait() {
                         return req.defer();
                     }
                     MessageWriter::reply(&req.query, req.reply, NOERROR).finish();
@@ -459,7 +513,7 @@ mod tests {
             QUERY,
             client,
             Proto::Udp,
-            None,
+            Instant::now(),
             &mut reply,
         ));
         assert_eq!(v, Verdict::Drop, "not a second deferral (SERVFAIL)");
@@ -479,11 +533,46 @@ mod tests {
             QUERY,
             client,
             Proto::Udp,
-            None,
+            Instant::now(),
             &mut reply,
         ));
         assert_eq!(v, Verdict::Send);
         assert_eq!(reply[3] & 0x0f, NOERROR);
+    }
+
+    #[test]
+    fn a_request_carries_its_batchs_time_and_a_deferred_pass_also_its_tasks() {
+        let c = core(Test::NotesTimes(RefCell::default()), false);
+        let Test::NotesTimes(seen) = &c.blocks[0].chain else {
+            unreachable!()
+        };
+        let l = &c.listeners[0];
+        let client = "127.0.0.1:5000".parse().unwrap();
+        // A batch received a while ago: its queries are served at its time, not the clock's.
+        let batch = Instant::now() - Duration::from_secs(5);
+        let mut reply = Vec::new();
+        let v = serve_batched(&c, l, QUERY, false, client, batch, &mut reply);
+        assert_eq!(v, Verdict::Defer);
+        let task = Instant::now();
+        let v = futures_lite::future::block_on(serve_deferred(
+            &c,
+            l,
+            QUERY,
+            client,
+            Proto::Udp,
+            batch,
+            &mut reply,
+        ));
+        assert_eq!(v, Verdict::Send);
+        let seen = seen.borrow();
+        assert_eq!(seen[0], (false, batch, batch), "inline: the batch's time");
+        let (can_wait, received, now) = seen[1];
+        assert_eq!(
+            (can_wait, received),
+            (true, batch),
+            "deferred: it came then"
+        );
+        assert!(now >= task, "and is served at its task's time");
     }
 
     #[test]

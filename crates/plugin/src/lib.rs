@@ -15,7 +15,6 @@
 #![forbid(unsafe_code)]
 
 mod chain;
-pub mod clock;
 pub mod duration;
 mod fallthrough;
 pub mod http;

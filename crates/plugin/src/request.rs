@@ -2,7 +2,9 @@
 
 use crate::wire::Query;
 use crate::{Deferred, Outcome, Status};
+use std::cell::Cell;
 use std::net::SocketAddr;
+use std::time::Instant;
 
 /// The transport a query came over; decides the reply size limit and what logs show.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,7 +26,9 @@ impl Proto {
 }
 
 /// One query on its way through a block's chain. Borrows the packet and the reply buffer of
-/// the socket loop, so serving allocates nothing.
+/// the socket loop, so serving allocates nothing. It carries the query's times too
+/// ([`Request::received`], [`Request::now`]), so that every plugin reads the same clock
+/// reading and none reads a clock of its own on the inline path.
 pub struct Request<'a> {
     /// The parsed query (borrowed from the packet, original case kept).
     pub query: Query<'a>,
@@ -45,7 +49,12 @@ pub struct Request<'a> {
     refresh: bool,
     refresh_requested: bool,
     writer: Option<&'static str>,
-    received: Option<std::time::Instant>,
+    /// When the server took the query in; `None` until the server notes it or a plugin
+    /// first asks (a `Cell`, so that the first ask can fill it through `&self`).
+    received: Cell<Option<Instant>>,
+    /// The time of a pass after the first (a deferred query's task), when the server set
+    /// one; otherwise the pass's time is `received`.
+    pass: Option<Instant>,
 }
 
 impl<'a> Request<'a> {
@@ -74,7 +83,8 @@ impl<'a> Request<'a> {
             refresh: false,
             refresh_requested: false,
             writer: None,
-            received: None,
+            received: Cell::new(None),
+            pass: None,
         }
     }
 
@@ -92,17 +102,45 @@ impl<'a> Request<'a> {
         Err(Deferred(()))
     }
 
-    /// When the server received the query: the time the server noted (a deferred UDP
-    /// query's batch time, a TCP query's start), else [`super::clock::now`] (in the socket
-    /// loop, the batch's time). A plugin that times the query reads no clock of its own, and
-    /// all of them time it from the same moment.
-    pub fn received(&self) -> std::time::Instant {
-        self.received.unwrap_or_else(super::clock::now)
+    /// When the server took the query in: a UDP query's batch time (the socket loop reads
+    /// the clock once per batch), a TCP message's (read when a plugin first asks), and on a
+    /// deferred pass the time of its first pass; a background refresh's is its task's (read
+    /// at the first ask). For what is measured from the query's arrival: log's and
+    /// prometheus' durations, forward's deadline. Every plugin gets the same reading, and
+    /// the clock is read at most once per request.
+    pub fn received(&self) -> Instant {
+        if let Some(at) = self.received.get() {
+            return at;
+        }
+        let at = Instant::now();
+        self.received.set(Some(at));
+        at
     }
 
-    /// Notes when the query was received.
-    pub fn set_received(&mut self, at: std::time::Instant) {
-        self.received = Some(at);
+    /// The time of this pass, for what is compared with stored times (the cache's TTLs,
+    /// rrl's accounts). On the inline passes and a background refresh it is
+    /// [`Request::received`] (a UDP query's batch time: no clock read of its own); on a
+    /// deferred query's task, the time that task started ([`Request::set_now`]), so that a
+    /// query that waited in a queue is not judged by the time it arrived. A plugin that
+    /// needs the time after one of its own waits (an upstream's reply) reads the clock.
+    pub fn now(&self) -> Instant {
+        match self.pass {
+            Some(at) => at,
+            None => self.received(),
+        }
+    }
+
+    /// Notes when the query was taken in (the server does this: a UDP batch's time, or a
+    /// deferred query's first pass), so that [`Request::received`] reads no clock.
+    pub fn set_received(&mut self, at: Instant) {
+        self.received.set(Some(at));
+    }
+
+    /// Notes the time of a pass after the first (the server does this when a deferred
+    /// query's task starts): [`Request::now`] gives it, [`Request::received`] does not
+    /// change.
+    pub fn set_now(&mut self, at: Instant) {
+        self.pass = Some(at);
     }
 
     /// The largest reply this client accepts: 65 535 over TCP; over UDP the advertised EDNS
@@ -169,5 +207,49 @@ impl<'a> Request<'a> {
     /// Marks a request as a background refresh (the server does this).
     pub fn set_refresh(&mut self) {
         self.refresh = true;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    /// `example. A IN`.
+    const QUERY: &[u8] = &[
+        0x12, 0x34, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0, 7, b'e', b'x', b'a', b'm', b'p', b'l',
+        b'e', 0, 0, 1, 0, 1,
+    ];
+
+    fn request(reply: &mut Vec<u8>, can_wait: bool) -> Request<'_> {
+        let q = Query::parse(QUERY).unwrap();
+        let at = "127.0.0.1:53".parse().unwrap();
+        Request::new(q, at, at, Proto::Tcp, ".", "dns://:53", reply, can_wait)
+    }
+
+    #[test]
+    fn a_requests_time_is_read_once_and_then_stands_still() {
+        let mut reply = Vec::new();
+        let req = request(&mut reply, false);
+        let first = req.received();
+        std::thread::sleep(Duration::from_millis(2));
+        assert_eq!(req.received(), first, "one reading for every plugin");
+        assert_eq!(req.now(), first, "on the inline pass, now is when it came");
+    }
+
+    #[test]
+    fn the_time_the_server_notes_is_the_requests() {
+        let batch = Instant::now() - Duration::from_secs(5);
+        let mut reply = Vec::new();
+        let mut req = request(&mut reply, false);
+        req.set_received(batch);
+        assert_eq!((req.received(), req.now()), (batch, batch));
+        // A deferred pass: it came with the batch, and is served at its task's time.
+        let task = batch + Duration::from_secs(1);
+        let mut reply = Vec::new();
+        let mut req = request(&mut reply, true);
+        req.set_received(batch);
+        req.set_now(task);
+        assert_eq!((req.received(), req.now()), (batch, task));
     }
 }

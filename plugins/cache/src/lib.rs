@@ -141,7 +141,7 @@ impl Serve for Cache {
             let key = self.key(req);
             return self.refresh(req, next, key).await;
         }
-        let now = ringdns_plugin::clock::now();
+        let now = req.now();
         let key = self.key(req);
         if let Some(status) = self.fresh_hit(req, key, now) {
             return Ok(status);
@@ -178,7 +178,7 @@ impl Serve for Cache {
         if req.is_refresh() {
             return None;
         }
-        let now = ringdns_plugin::clock::now();
+        let now = req.now();
         let key = self.key(req);
         if let Some(status) = self.fresh_hit(req, key, now) {
             return Some(status);
@@ -470,7 +470,13 @@ impl Cache {
         let s = &*self.shared;
         let mut lower = [0u8; MAX_NAME_LEN];
         let lower = req.query.qname().lowercase_wire(&mut lower);
-        let now = ringdns_plugin::clock::now();
+        // The reply's age starts when it came: on a pass that may wait, the rest of the chain
+        // may just have waited for it (an upstream), after the request's time was taken.
+        let now = if req.can_wait() {
+            Instant::now()
+        } else {
+            req.now()
+        };
         let e = match entry::build(
             req.reply,
             &req.query,
@@ -530,3 +536,6 @@ fn good_refresh(reply: &[u8]) -> bool {
 }
 
 ringdns_plugin::export!(Cache);
+
+#[cfg(test)]
+mod tests;

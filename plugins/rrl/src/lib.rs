@@ -174,10 +174,11 @@ impl Rrl {
         self.shared.zones.iter().any(|z| name.is_subdomain_of(z))
     }
 
-    /// Nanoseconds on this core's account clock (the batch's time when served inline).
+    /// Nanoseconds on this core's account clock at the request's time (the batch's when
+    /// served inline): the conversion is made once per batch, not per query.
     #[inline]
-    fn now(&self) -> i64 {
-        let t = ringdns_plugin::clock::now();
+    fn now(&self, req: &Request<'_>) -> i64 {
+        let t = req.now();
         let (last, ns) = self.last.get();
         if t == last {
             return ns;
@@ -200,7 +201,7 @@ impl Rrl {
             return Ok(Asked::Done);
         };
         let token = Token::request(self.prefix(req)).key(&self.keys);
-        let now = self.now();
+        let now = self.now(req);
         if self.shared.cfg.report_only
             || self
                 .table
@@ -240,7 +241,7 @@ impl Rrl {
         status: Status,
         answer: Option<u64>,
     ) -> Status {
-        let now = self.now();
+        let now = self.now(req);
         if let Asked::Debit(token) = asked {
             let rate = self.rates[Kind::Request as usize].as_ref();
             let over = rate.and_then(|r| self.table.borrow_mut().debit(token, now, r).exceeded());

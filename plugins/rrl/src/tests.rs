@@ -4,12 +4,58 @@
 //! process-wide, one per core).
 
 use super::*;
-use ringdns_plugin::clock::BatchTime;
 use ringdns_plugin::metrics::Sample;
 use ringdns_plugin::wire::rcode::{NXDOMAIN, SERVFAIL};
 use ringdns_plugin::wire::rtype::{A, MX, NS, SOA, TXT};
 use ringdns_plugin::wire::{MessageWriter, Name, Owner, Query, QueryBuilder, Section};
 use std::cell::Cell;
+use std::net::SocketAddr;
+
+thread_local! {
+    /// The time the requests of a test are served at while it holds a [`BatchTime`].
+    static HELD: Cell<Option<Instant>> = const { Cell::new(None) };
+}
+
+/// Holds the clock still for the requests made while it lives, as the socket loop's batch
+/// time does for the queries of one batch (the requests carry it: `Request::set_received`).
+struct BatchTime;
+
+impl BatchTime {
+    fn start() -> Self {
+        HELD.with(|h| h.set(Some(Instant::now())));
+        BatchTime
+    }
+}
+
+impl Drop for BatchTime {
+    fn drop(&mut self) {
+        HELD.with(|h| h.set(None));
+    }
+}
+
+/// A request for `p` from `client`, at the held time when a test holds one.
+fn request<'a>(
+    p: &'a [u8],
+    client: SocketAddr,
+    proto: Proto,
+    reply: &'a mut Vec<u8>,
+    can_wait: bool,
+) -> Request<'a> {
+    let mut req = Request::new(
+        Query::parse(p).unwrap(),
+        client,
+        client,
+        proto,
+        ".",
+        "dns://:53",
+        reply,
+        can_wait,
+    );
+    if let Some(at) = HELD.with(Cell::get) {
+        req.set_received(at);
+    }
+    req
+}
 
 /// Stands in for the rest of the chain, answering by query type: A an answer, TXT
 /// NXDOMAIN (SOA of example.org in authority), NS a referral to sub.example.org, MX a
@@ -126,16 +172,7 @@ fn ask(r: &Rrl, rest: &Rest, name: &str, qtype: u16, client: &str, proto: Proto)
     let p = packet(name, qtype);
     let mut reply = Vec::new();
     let client = client.parse().unwrap();
-    let mut req = Request::new(
-        Query::parse(&p).unwrap(),
-        client,
-        client,
-        proto,
-        ".",
-        "dns://:53",
-        &mut reply,
-        true,
-    );
+    let mut req = request(&p, client, proto, &mut reply, true);
     let status = match r.serve_now(&mut req, rest) {
         Some(s) => s,
         None => futures_lite::future::block_on(r.serve(&mut req, rest)).expect("not deferred"),
@@ -378,16 +415,7 @@ fn a_query_the_rest_cannot_answer_at_once_leaves_no_trace() {
     for _ in 0..10 {
         let mut reply = Vec::new();
         let client = CLIENT.parse().unwrap();
-        let mut req = Request::new(
-            Query::parse(&p).unwrap(),
-            client,
-            client,
-            Proto::Udp,
-            ".",
-            "dns://:53",
-            &mut reply,
-            false,
-        );
+        let mut req = request(&p, client, Proto::Udp, &mut reply, false);
         assert!(r.serve_now(&mut req, &rest).is_none());
     }
     assert_eq!(r.accounts(), 0);
@@ -413,4 +441,22 @@ fn max_table_size_bounds_the_accounts() {
     assert_eq!(flood(&r, &rest, "n9.example.org.", A, CLIENT, 5), [5, 0, 0]);
     // A tracked one is.
     assert_eq!(flood(&r, &rest, "n0.example.org.", A, CLIENT, 1), [0, 0, 1]);
+}
+
+#[test]
+fn the_accounts_run_on_the_requests_time() {
+    let r = rrl(". {\n rrl {\n responses-per-second 10\n }\n}", 211, 1);
+    let _t = BatchTime::start();
+    let rest = Rest::new();
+    assert_eq!(
+        flood(&r, &rest, "a.example.org.", A, CLIENT, 20),
+        [10, 0, 10]
+    );
+    // An hour later by the requests' time, whatever the clock says: the debt is paid and
+    // the allowance is back.
+    HELD.with(|h| h.set(h.get().map(|t| t + std::time::Duration::from_secs(3600))));
+    assert_eq!(
+        flood(&r, &rest, "a.example.org.", A, CLIENT, 20),
+        [10, 0, 10]
+    );
 }

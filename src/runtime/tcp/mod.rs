@@ -330,6 +330,9 @@ async fn connection<H: Handler + 'static>(
             }
             Verdict::Drop => {}
             Verdict::Defer => {
+                // The message's time, for its deferred pass (log's duration, forward's
+                // deadline): taken now, not when the task gets to run.
+                let received = Instant::now();
                 let packet = spare.copy_of(query);
                 // Bound what one client can have waiting: past the limit, stop reading its
                 // queries until one finishes (the replies gathered so far leave first).
@@ -351,7 +354,8 @@ async fn connection<H: Handler + 'static>(
                     let _permit = permit;
                     let (mut reply, mut out) = (spare.take(), spare.take());
                     let l = &core.listeners[li];
-                    if serve_deferred(&core, l, &packet, client, Proto::Tcp, None, &mut reply).await
+                    if serve_deferred(&core, l, &packet, client, Proto::Tcp, received, &mut reply)
+                        .await
                         == Verdict::Send
                         && push_frame(&mut out, &reply).is_ok()
                     {

@@ -22,6 +22,7 @@ use std::net::SocketAddr;
 use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
+use std::time::Instant;
 
 /// Idle workers kept per listener and core; a worker that finishes while this many wait
 /// ends (a burst of concurrency is served, and its memory given back, ~4 KB per worker).
@@ -35,7 +36,7 @@ struct Job<H> {
     packet: Vec<u8>,
     peer: SocketAddr,
     /// The time of the batch it came in (no clock read of its own).
-    received: std::time::Instant,
+    received: Instant,
 }
 
 /// The deferred queries of one UDP listener on one core and the workers serving them.
@@ -64,14 +65,16 @@ impl<H: Handler + 'static> DeferredPool<H> {
         })
     }
 
-    /// Hands a deferred query to an idle worker, or to a new one when none is idle. The
-    /// query is counted in the core's in-flight queries until its reply is queued.
+    /// Hands a deferred query, received in the batch of `received`, to an idle worker, or
+    /// to a new one when none is idle. The query is counted in the core's in-flight queries
+    /// until its reply is queued.
     pub fn submit(
         self: &Rc<Self>,
         core: &Rc<CoreServer<H>>,
         listener: usize,
         query: &[u8],
         peer: SocketAddr,
+        received: Instant,
     ) {
         deferred_started(core);
         self.pending.set(self.pending.get() + 1);
@@ -81,7 +84,7 @@ impl<H: Handler + 'static> DeferredPool<H> {
             listener,
             packet,
             peer,
-            received: crate::plugin::clock::now(),
+            received,
         });
         let idle = self.idle.borrow_mut().pop();
         match idle {
@@ -169,16 +172,8 @@ async fn worker<H: Handler + 'static>(pool: Rc<DeferredPool<H>>) {
         } = job;
         let mut reply = pool.replies.buffer();
         let l = &core.listeners[listener];
-        let verdict = serve_deferred(
-            &core,
-            l,
-            &packet,
-            peer,
-            Proto::Udp,
-            Some(received),
-            &mut reply,
-        )
-        .await;
+        let verdict =
+            serve_deferred(&core, l, &packet, peer, Proto::Udp, received, &mut reply).await;
         if verdict == Verdict::Send {
             pool.replies.push(reply, peer);
         } else {
@@ -343,7 +338,7 @@ mod tests {
             // A burst wider than the idle bound: one worker per waiting query...
             let burst = MAX_IDLE + 44;
             for _ in 0..burst {
-                pool.submit(&core, 0, QUERY, peer);
+                pool.submit(&core, 0, QUERY, peer, Instant::now());
             }
             assert_eq!(pool.workers(), burst);
             assert_eq!(core.inflight.get(), burst);
@@ -355,7 +350,7 @@ mod tests {
 
             // The next queries are served by the idle workers: none is spawned.
             for _ in 0..10 {
-                pool.submit(&core, 0, QUERY, peer);
+                pool.submit(&core, 0, QUERY, peer, Instant::now());
             }
             assert_eq!(pool.workers(), MAX_IDLE);
             settle(&pool).await;
@@ -367,13 +362,13 @@ mod tests {
             stale.wake();
             futures_lite::future::yield_now().await;
             assert_eq!(pool.idle.borrow().len(), MAX_IDLE, "listed once");
-            pool.submit(&core, 0, QUERY, peer);
+            pool.submit(&core, 0, QUERY, peer, Instant::now());
             settle(&pool).await;
             assert_eq!(replies.queued(), burst + 11);
             assert_eq!(pool.workers(), MAX_IDLE);
 
             // Queued work is finished after close; then every worker ends.
-            pool.submit(&core, 0, QUERY, peer);
+            pool.submit(&core, 0, QUERY, peer, Instant::now());
             pool.close();
             settle(&pool).await;
             assert_eq!(replies.queued(), burst + 12);

@@ -48,12 +48,12 @@ mod mmsg;
 mod send;
 mod single;
 
-use super::serve::{Verdict, serve_inline, spawn_refreshes};
+use super::serve::{Verdict, serve_batched, spawn_refreshes};
 use super::stop::Stop;
 use super::swap::View;
 use crate::config::UdpBackend;
 use crate::metrics::udp::UdpCounters;
-use crate::plugin::{Handler, Proto};
+use crate::plugin::Handler;
 use backend::{Backend, DatagramBackend};
 use deferred::{DeferredPool, ReplyQueue};
 use glommio::net::UdpSocket;
@@ -113,18 +113,18 @@ async fn run_with<H: Handler + 'static, B: DatagramBackend + 'static>(
         view.refresh();
         let (core, li) = (&view.core, view.li);
         let l = &core.listeners[li];
-        let time = crate::plugin::clock::BatchTime::start();
+        // One clock read for the batch: every query's request carries it.
+        let batch_time = std::time::Instant::now();
         backend.for_each(|packet, truncated, peer, reply| {
-            match serve_inline(core, l, packet, truncated, peer, Proto::Udp, reply) {
+            match serve_batched(core, l, packet, truncated, peer, batch_time, reply) {
                 Verdict::Send => true,
                 Verdict::Drop => false,
                 Verdict::Defer => {
-                    pool.submit(core, li, packet, peer);
+                    pool.submit(core, li, packet, peer, batch_time);
                     false
                 }
             }
         });
-        drop(time);
         core.after_batch();
         backend.send().await;
         spawn_refreshes(&view.core);
