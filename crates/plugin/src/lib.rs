@@ -31,6 +31,7 @@ pub mod shared;
 pub mod shutdown;
 pub mod spare;
 mod status;
+pub mod wrap;
 
 pub use chain::{End, Handler, Link};
 pub use fallthrough::Fallthrough;

@@ -8,10 +8,11 @@ mod consolidate;
 use consolidate::Pattern;
 use ringdns_plugin::corefile::{Dispenser, Error};
 use ringdns_plugin::wire::type_name;
+use ringdns_plugin::wrap::{self, Wrap};
 use ringdns_plugin::{
     BlockSetup, CoreInfo, Handler, Outcome, Plugin, Request, Serve, Serves, Status,
-    next_or_failure, next_or_failure_now,
 };
+use std::future::Future;
 use std::sync::Arc;
 
 /// What setup parsed: the consolidation patterns, whose counters are process-wide.
@@ -76,20 +77,26 @@ impl Serve for Errors {
         })
     }
 
-    async fn serve<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> Outcome {
-        let status = next_or_failure(Self::NAME, next, req).await?;
-        Ok(self.report(req, status))
+    fn serve<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> impl Future<Output = Outcome> {
+        wrap::serve(self, req, next)
     }
 
     fn serve_now<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> Option<Status> {
-        let status = next_or_failure_now(Self::NAME, next, req)?;
-        Some(self.report(req, status))
+        wrap::serve_now(self, req, next)
     }
 }
 
-impl Errors {
+/// Every query is wrapped; the report comes after, once, for the status that carries an
+/// error.
+impl Wrap for Errors {
+    type Before = ();
+
+    fn before(&self, _req: &Request<'_>) -> Option<()> {
+        Some(())
+    }
+
     /// Logs the error the rest of the chain returned, unless a pattern consolidates it.
-    fn report(&self, req: &Request<'_>, status: Status) -> Status {
+    fn after(&self, req: &mut Request<'_>, (): (), status: Status) -> Status {
         if let Some(err) = &status.error {
             let text = err.to_string();
             if let Some(i) = self.config.patterns.iter().position(|p| p.matches(&text))

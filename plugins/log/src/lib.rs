@@ -10,11 +10,13 @@ use classify::Class;
 use format::{Outcome, Piece};
 use ringdns_plugin::corefile::{Dispenser, Error};
 use ringdns_plugin::wire::{self, Header, MessageWriter, name_to_wire};
+use ringdns_plugin::wrap::{self, Wrap};
 use ringdns_plugin::{
     BlockSetup, CoreInfo, Handler, Outcome as Served, Plugin, Request, Serve, Serves, Status,
-    client_write, next_or_failure, next_or_failure_now,
+    client_write,
 };
 use std::cell::RefCell;
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -104,39 +106,12 @@ impl Serve for Log {
         })
     }
 
-    async fn serve<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> Served {
-        // The server's own background refreshes are not client queries.
-        if req.is_refresh() {
-            return next_or_failure(Self::NAME, next, req).await;
-        }
-        let Some(rule) = self
-            .rules
-            .iter()
-            .find(|r| req.query.qname().is_subdomain_of(&r.scope))
-        else {
-            return next_or_failure(Self::NAME, next, req).await;
-        };
-        let start = req.received();
-        // Deferred: `?` passes it on, and the line is written on the pass that serves it.
-        let status = next_or_failure(Self::NAME, next, req).await?;
-        Ok(self.line(rule, req, status, start))
+    fn serve<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> impl Future<Output = Served> {
+        wrap::serve(self, req, next)
     }
 
     fn serve_now<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> Option<Status> {
-        let rule = if req.is_refresh() {
-            None
-        } else {
-            self.rules
-                .iter()
-                .find(|r| req.query.qname().is_subdomain_of(&r.scope))
-        };
-        let Some(rule) = rule else {
-            return next_or_failure_now(Self::NAME, next, req);
-        };
-        // The batch's time (no clock read): a miss comes back `None` with nothing spent.
-        let start = req.received();
-        let status = next_or_failure_now(Self::NAME, next, req)?;
-        Some(self.line(rule, req, status, start))
+        wrap::serve_now(self, req, next)
     }
 
     const AFTER_BATCH: bool = true;
@@ -147,6 +122,36 @@ impl Serve for Log {
             ringdns_plugin::logging::write_raw(buf.as_bytes());
             buf.clear();
         }
+    }
+}
+
+/// A line for each query served, on the pass that served it.
+impl Wrap for Log {
+    /// The index of the rule the query's name falls under, and when the query came.
+    type Before = (usize, Instant);
+
+    /// The first rule whose zone holds the name; none for the server's own background
+    /// refreshes, which are not client queries. The start is the request's time (the
+    /// batch's: no clock read).
+    fn before(&self, req: &Request<'_>) -> Option<(usize, Instant)> {
+        if req.is_refresh() {
+            return None;
+        }
+        let name = req.query.qname();
+        let rule = self
+            .rules
+            .iter()
+            .position(|r| name.is_subdomain_of(&r.scope))?;
+        Some((rule, req.received()))
+    }
+
+    fn after(
+        &self,
+        req: &mut Request<'_>,
+        (rule, start): (usize, Instant),
+        status: Status,
+    ) -> Status {
+        self.line(&self.rules[rule], req, status, start)
     }
 }
 

@@ -16,11 +16,12 @@ use ringdns_plugin::corefile::{Dispenser, Error};
 use ringdns_plugin::metrics::dns::{DnsCounters, Observation, Responses, family_index};
 use ringdns_plugin::metrics::{expose, registry};
 use ringdns_plugin::wire::Header;
+use ringdns_plugin::wrap::{self, Wrap};
 use ringdns_plugin::{
     BlockSetup, CoreInfo, Handler, HttpResponse, Outcome, Plugin, Proto, Request, Serve, Serves,
-    Status,
-    client_write, http_listen_addr, next_or_failure, next_or_failure_now,
+    Status, client_write, http_listen_addr,
 };
+use std::future::Future;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
@@ -143,26 +144,28 @@ impl Serve for Metrics {
         Some(Metrics { slots })
     }
 
-    async fn serve<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> Outcome {
-        if req.is_refresh() {
-            // The server's own background query: no client asked it.
-            return next_or_failure(Self::NAME, next, req).await;
-        }
-        let t0 = req.received();
-        let status = next_or_failure(Self::NAME, next, req).await?;
-        self.record(req, &status, t0);
-        Ok(status)
+    fn serve<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> impl Future<Output = Outcome> {
+        wrap::serve(self, req, next)
     }
 
     fn serve_now<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> Option<Status> {
-        if req.is_refresh() {
-            return next_or_failure_now(Self::NAME, next, req);
-        }
-        // The batch's time (no clock read): a miss comes back `None` with nothing spent.
-        let t0 = req.received();
-        let status = next_or_failure_now(Self::NAME, next, req)?;
+        wrap::serve_now(self, req, next)
+    }
+}
+
+/// Every client query is counted once, on the pass that served it.
+impl Wrap for Metrics {
+    /// When the query came (the request's time: no clock read).
+    type Before = Instant;
+
+    /// None for the server's own background queries: no client asked them.
+    fn before(&self, req: &Request<'_>) -> Option<Instant> {
+        (!req.is_refresh()).then(|| req.received())
+    }
+
+    fn after(&self, req: &mut Request<'_>, t0: Instant, status: Status) -> Status {
         self.record(req, &status, t0);
-        Some(status)
+        status
     }
 }
 
