@@ -9,7 +9,7 @@
 //! these functions call [`Wrap::after`] only when the rest returned a [`Status`], never after
 //! a `None` or a deferral, which they hand back untouched.
 //!
-//! ```ignore
+//! ```text
 //! impl Serve for MyWrapper {
 //!     fn build(config: &Arc<Self::Config>, _core: &CoreInfo) -> Option<Self> { … }
 //!
