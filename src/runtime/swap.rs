@@ -126,15 +126,15 @@ fn find<H>(core: &CoreServer<H>, key: ListenerKey) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plugin::{Request, Status};
+    use crate::plugin::{Outcome, Request, Status};
 
     /// A chain that counts its start hooks.
     #[derive(Default)]
     struct Starts(Rc<Cell<usize>>);
 
     impl Handler for Starts {
-        async fn serve(&self, _req: &mut Request<'_>) -> Status {
-            Status::rcode(crate::wire::rcode::SERVFAIL)
+        async fn serve(&self, _req: &mut Request<'_>) -> Outcome {
+            Ok(Status::rcode(crate::wire::rcode::SERVFAIL))
         }
         fn is_end(&self) -> bool {
             false

@@ -160,7 +160,7 @@ async fn run_with<H: Handler + 'static, B: DatagramBackend + 'static>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plugin::{Request, Status};
+    use crate::plugin::{Outcome, Request, Status};
     use crate::runtime::core::tests::{Notes, QUERY, one_block};
     use crate::runtime::swap::Current;
     use crate::wire::MessageWriter;
@@ -276,12 +276,12 @@ mod tests {
     struct Mixed;
 
     impl Handler for Mixed {
-        async fn serve(&self, req: &mut Request<'_>) -> Status {
+        async fn serve(&self, req: &mut Request<'_>) -> Outcome {
             if req.query.id() >> 8 == 0xde && !req.can_wait() {
                 return req.defer();
             }
             MessageWriter::reply(&req.query, req.reply, NOERROR).finish();
-            Status::rcode(NOERROR)
+            Ok(Status::rcode(NOERROR))
         }
 
         fn is_end(&self) -> bool {
