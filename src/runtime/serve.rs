@@ -35,7 +35,7 @@ pub enum Verdict {
 }
 
 /// Where the query goes after the checks that come before any chain.
-enum Route<'a> {
+enum Routed<'a> {
     Done(Verdict),
     Chain {
         query: Query<'a>,
@@ -73,14 +73,14 @@ fn route<'a>(
     cut: bool,
     (proto, client): (Proto, SocketAddr),
     reply: &mut Vec<u8>,
-) -> Route<'a> {
+) -> Routed<'a> {
     if cut {
-        return Route::Done(reject(packet, FORMERR, reply));
+        return Routed::Done(reject(packet, FORMERR, reply));
     }
     let query = match Query::parse(packet) {
         Ok(q) => q,
         Err(r) => {
-            return Route::Done(match r.rcode() {
+            return Routed::Done(match r.rcode() {
                 Some(rc) => reject(packet, rc, reply),
                 None => Verdict::Drop,
             });
@@ -88,15 +88,15 @@ fn route<'a>(
     };
     if query.bad_edns_version() {
         wire::badvers_reply(&query, reply);
-        return Route::Done(Verdict::Send);
+        return Routed::Done(Verdict::Send);
     }
     if query.qclass() != CLASS_IN && !l.allow_chaos {
-        return Route::Done(refused(l, &query, proto, client, reply));
+        return Routed::Done(refused(l, &query, proto, client, reply));
     }
     let Some((block, zone)) = l.router.route(query.qname_bytes(), query.qtype()) else {
-        return Route::Done(refused(l, &query, proto, client, reply));
+        return Routed::Done(refused(l, &query, proto, client, reply));
     };
-    Route::Chain { query, block, zone }
+    Routed::Chain { query, block, zone }
 }
 
 /// REFUSED by the server before any block, counted under the zone `dropped`.
@@ -222,8 +222,8 @@ fn serve_in_place<H: Handler>(
 ) -> Verdict {
     reply.clear();
     let (query, bi, zone) = match route(l, packet, cut, (proto, client), reply) {
-        Route::Done(v) => return v,
-        Route::Chain { query, block, zone } => (query, block, zone),
+        Routed::Done(v) => return v,
+        Routed::Chain { query, block, zone } => (query, block, zone),
     };
     let block = &core.blocks[bi];
     if block.empty {
@@ -291,8 +291,8 @@ pub async fn serve_deferred<H: Handler>(
 ) -> Verdict {
     reply.clear();
     let (query, bi, zone) = match route(l, packet, false, (proto, client), reply) {
-        Route::Done(v) => return v,
-        Route::Chain { query, block, zone } => (query, block, zone),
+        Routed::Done(v) => return v,
+        Routed::Chain { query, block, zone } => (query, block, zone),
     };
     let block = &core.blocks[bi];
     let mut req = Request::new(query, client, l.local, proto, zone, &l.name, reply, true);
@@ -329,8 +329,8 @@ async fn serve_refresh<H: Handler>(core: &CoreServer<H>, r: &Refresh) {
     let l = &core.listeners[r.listener];
     let mut reply = Vec::new();
     let (query, bi, zone) = match route(l, &r.packet, false, (r.proto, r.client), &mut reply) {
-        Route::Done(_) => return,
-        Route::Chain { query, block, zone } => (query, block, zone),
+        Routed::Done(_) => return,
+        Routed::Chain { query, block, zone } => (query, block, zone),
     };
     let block = &core.blocks[bi];
     let mut req = Request::new(
