@@ -1,6 +1,6 @@
 //! `query`: a datagram through `Query::parse`, then what the server does with it — the
 //! reject reply, the BADVERS reply, or a reply built with `MessageWriter` and cut to the
-//! client's size by `finalize` (and `fit`) — with the promises of `src/wire` asserted.
+//! client's size by `finalize` (and `fit`) — with the promises of `crates/wire` asserted.
 //!
 //! Input: three shape bytes (how many records of which kinds the reply gets, UDP or TCP,
 //! how many bytes follow its last record, as an upstream's reply may carry), then the
