@@ -278,8 +278,9 @@ fn guarded<R>(debug: bool, f: impl FnOnce() -> R) -> std::thread::Result<R> {
 }
 
 /// Serves a deferred query as a task: plugins may wait for I/O and timers. `received` is
-/// when its first pass took it in (`Request::received`); the task's start, read here once,
-/// is the pass's time (`Request::now`).
+/// when its first pass took it in (`Request::received`); the pass's time (`Request::now`)
+/// is read in the task when a plugin first asks, so a chain that never asks (forward
+/// alone) reads no clock for it.
 pub async fn serve_deferred<H: Handler>(
     core: &CoreServer<H>,
     l: &ListenerCtx,
@@ -297,7 +298,7 @@ pub async fn serve_deferred<H: Handler>(
     let block = &core.blocks[bi];
     let mut req = Request::new(query, client, l.local, proto, zone, &l.name, reply, true);
     req.set_received(received);
-    req.set_now(Instant::now());
+    req.start_later_pass();
     // Inline in the calling task's state (a reused worker for UDP); tests/alloc.rs keeps the
     // chain's future small, as it is built and moved into place for every deferred query.
     let chain = block.chain.serve(&mut req);

@@ -52,9 +52,10 @@ pub struct Request<'a> {
     /// When the server took the query in; `None` until the server notes it or a plugin
     /// first asks (a `Cell`, so that the first ask can fill it through `&self`).
     received: Cell<Option<Instant>>,
-    /// The time of a pass after the first (a deferred query's task), when the server set
-    /// one; otherwise the pass's time is `received`.
-    pass: Option<Instant>,
+    /// The time of a pass after the first (a deferred query's task): `None` on the first
+    /// pass, whose time is `received`; on a later pass, read when a plugin first asks (or
+    /// noted by the server), so a task whose plugins never ask reads no clock.
+    pass: Option<Cell<Option<Instant>>>,
 }
 
 impl<'a> Request<'a> {
@@ -120,14 +121,20 @@ impl<'a> Request<'a> {
     /// The time of this pass, for what is compared with stored times (the cache's TTLs,
     /// rrl's accounts). On the inline passes and a background refresh it is
     /// [`Request::received`] (a UDP query's batch time: no clock read of its own); on a
-    /// deferred query's task, the time that task started ([`Request::set_now`]), so that a
-    /// query that waited in a queue is not judged by the time it arrived. A plugin that
+    /// deferred query's task, read when a plugin of that task first asks (the task's start,
+    /// in practice: the cache asks first; [`Request::start_later_pass`]), so that a query
+    /// that waited in a queue is not judged by the time it arrived. A plugin that
     /// needs the time after one of its own waits (an upstream's reply) reads the clock.
     pub fn now(&self) -> Instant {
-        match self.pass {
-            Some(at) => at,
-            None => self.received(),
+        let Some(pass) = &self.pass else {
+            return self.received();
+        };
+        if let Some(at) = pass.get() {
+            return at;
         }
+        let at = Instant::now();
+        pass.set(Some(at));
+        at
     }
 
     /// Notes when the query was taken in (the server does this: a UDP batch's time, or a
@@ -136,11 +143,18 @@ impl<'a> Request<'a> {
         self.received.set(Some(at));
     }
 
-    /// Notes the time of a pass after the first (the server does this when a deferred
-    /// query's task starts): [`Request::now`] gives it, [`Request::received`] does not
-    /// change.
+    /// Notes the time of a pass after the first: [`Request::now`] gives it,
+    /// [`Request::received`] does not change.
     pub fn set_now(&mut self, at: Instant) {
-        self.pass = Some(at);
+        self.pass = Some(Cell::new(Some(at)));
+    }
+
+    /// Marks a pass after the first (the server does this when a deferred query's task
+    /// starts): [`Request::now`] is then read when a plugin first asks, in that task, instead
+    /// of being the time the query came in. Reading it lazily keeps a deferred query whose
+    /// plugins never ask (forward alone) from paying a clock read.
+    pub fn start_later_pass(&mut self) {
+        self.pass = Some(Cell::new(None));
     }
 
     /// The largest reply this client accepts: 65 535 over TCP; over UDP the advertised EDNS
@@ -251,5 +265,20 @@ mod tests {
         req.set_received(batch);
         req.set_now(task);
         assert_eq!((req.received(), req.now()), (batch, task));
+    }
+
+    #[test]
+    fn a_later_pass_reads_its_time_at_the_first_ask_and_keeps_it() {
+        let batch = Instant::now() - Duration::from_secs(5);
+        let mut reply = Vec::new();
+        let mut req = request(&mut reply, true);
+        req.set_received(batch);
+        req.start_later_pass();
+        let before = Instant::now();
+        let first = req.now();
+        assert!(first >= before, "read at the ask, not the query's arrival");
+        std::thread::sleep(Duration::from_millis(2));
+        assert_eq!(req.now(), first, "then it stands still for the pass");
+        assert_eq!(req.received(), batch);
     }
 }

@@ -19,11 +19,13 @@ pub struct SpareBufs {
 
 impl SpareBufs {
     /// An empty buffer, a kept one when there is one.
+    #[inline]
     pub fn take(&self) -> Vec<u8> {
         self.bufs.borrow_mut().pop().unwrap_or_default()
     }
 
     /// A buffer holding a copy of `bytes`.
+    #[inline]
     pub fn copy_of(&self, bytes: &[u8]) -> Vec<u8> {
         let mut b = self.take();
         b.extend_from_slice(bytes);
@@ -31,6 +33,7 @@ impl SpareBufs {
     }
 
     /// Hands a buffer back.
+    #[inline]
     pub fn put(&self, mut buf: Vec<u8>) {
         let mut bufs = self.bufs.borrow_mut();
         if bufs.len() < MAX_KEPT && buf.capacity() <= MAX_KEPT_CAPACITY {
