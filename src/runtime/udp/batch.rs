@@ -28,10 +28,15 @@ pub struct Slot {
     pub send: bool,
 }
 
-/// Fixed-size set of slots reused for every receive/send round.
+/// Fixed-size set of slots reused for every receive/send round, and where the round is:
+/// how many slots hold datagrams received and not yet served, and how many were served and
+/// not yet sent. Both backends keep their round here, so that `send` without `for_each`
+/// sends nothing and a second `for_each` serves nothing (no stale flag goes out).
 pub struct Batch {
     /// The slots; a receive fills a prefix of them.
     pub slots: Vec<Slot>,
+    received: usize,
+    served: usize,
 }
 
 impl Batch {
@@ -47,18 +52,38 @@ impl Batch {
                 send: false,
             })
             .collect();
-        Batch { slots }
+        Batch {
+            slots,
+            received: 0,
+            served: 0,
+        }
     }
 
-    /// Hands each of the first `n` slots' datagram to `serve` with the slot's reply buffer,
-    /// and keeps what it returns as the slot's `send`: every one of the `n` is written, so
-    /// no flag of an earlier round survives. (Not `inline(always)`: both backends call the
+    /// Starts a round: nothing received, nothing to send.
+    pub fn begin(&mut self) {
+        (self.received, self.served) = (0, 0);
+    }
+
+    /// Notes that a receive filled the first `n` slots.
+    pub fn received(&mut self, n: usize) {
+        self.received = n;
+    }
+
+    /// The number of slots served and not yet sent, which the send takes (at most once).
+    pub fn take_served(&mut self) -> usize {
+        std::mem::take(&mut self.served)
+    }
+
+    /// Hands each slot received and not yet served to `serve` with the slot's reply buffer,
+    /// and keeps what it returns as the slot's `send`: every one of them is written, so no
+    /// flag of an earlier round survives. (Not `inline(always)`: both backends call the
     /// same instance, `serve` inlined into it once.)
-    pub fn for_each<F>(&mut self, n: usize, mut serve: F)
+    pub fn for_each<F>(&mut self, mut serve: F)
     where
         F: FnMut(&[u8], bool, SocketAddr, &mut Vec<u8>) -> bool,
     {
-        for slot in &mut self.slots[..n] {
+        self.served = std::mem::take(&mut self.received);
+        for slot in &mut self.slots[..self.served] {
             slot.send = serve(
                 &slot.buf[..slot.len],
                 slot.truncated,

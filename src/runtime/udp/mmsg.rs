@@ -104,10 +104,6 @@ pub struct Mmsg {
     batch: Batch,
     /// Receive headers the last call filled: the kernel rewrote their address lengths.
     filled: usize,
-    /// Slots received and not yet served.
-    got: usize,
-    /// Slots served and not yet sent.
-    served: usize,
 }
 
 /// The room a receive header offers for the sender's address.
@@ -134,8 +130,6 @@ impl Mmsg {
             sender: Sender::new(sends),
             batch: Batch::new(slots),
             filled: 0,
-            got: 0,
-            served: 0,
         }
     }
 
@@ -195,11 +189,11 @@ impl Mmsg {
     /// Fills a prefix of its slots, waiting (one io_uring poll) only when the socket is
     /// empty. Dropped at that wait (the loop's stop), it has taken nothing.
     pub async fn recv(&mut self) -> io::Result<usize> {
-        (self.got, self.served) = (0, 0);
+        self.batch.begin();
         loop {
             let n = self.try_recv()?;
             if n > 0 {
-                self.got = n;
+                self.batch.received(n);
                 return Ok(n);
             }
             // Empty: wait for readability without consuming the datagram.
@@ -217,8 +211,7 @@ impl Mmsg {
     where
         F: FnMut(&[u8], bool, SocketAddr, &mut Vec<u8>) -> bool,
     {
-        self.served = std::mem::take(&mut self.got);
-        self.batch.for_each(self.served, serve);
+        self.batch.for_each(serve);
     }
 
     /// Sends the replies of the served slots whose `send` is set, in one sendmmsg when the
@@ -226,7 +219,7 @@ impl Mmsg {
     /// queries, as they are: no conversion back from the `SocketAddr` a slot keeps per
     /// datagram.
     pub async fn send(&mut self) {
-        let n = std::mem::take(&mut self.served).min(self.filled);
+        let n = self.batch.take_served().min(self.filled);
         let batch = &self.batch;
         let mut count = 0;
         for (i, slot) in batch.slots[..n].iter().enumerate() {

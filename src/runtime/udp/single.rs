@@ -13,10 +13,6 @@ pub struct Single {
     out: Out,
     /// One slot for the loop's instance; none for the reply task's, which never receives.
     batch: Batch,
-    /// Whether the slot holds a datagram received and not yet served (0 or 1).
-    got: usize,
-    /// Whether the slot holds a datagram served and not yet sent (0 or 1).
-    served: usize,
 }
 
 impl Single {
@@ -25,8 +21,6 @@ impl Single {
         Single {
             out,
             batch: Batch::new(1),
-            got: 0,
-            served: 0,
         }
     }
 
@@ -35,14 +29,12 @@ impl Single {
         Single {
             out: self.out.clone(),
             batch: Batch::new(0),
-            got: 0,
-            served: 0,
         }
     }
 
     /// Receives one datagram into its slot.
     pub async fn recv(&mut self) -> io::Result<usize> {
-        (self.got, self.served) = (0, 0);
+        self.batch.begin();
         let slot = &mut self.batch.slots[0];
         let (n, peer) = self
             .out
@@ -53,7 +45,7 @@ impl Single {
         slot.len = n;
         slot.truncated = n > batch::MAX_QUERY;
         slot.peer = peer;
-        self.got = 1;
+        self.batch.received(1);
         Ok(1)
     }
 
@@ -63,13 +55,12 @@ impl Single {
     where
         F: FnMut(&[u8], bool, SocketAddr, &mut Vec<u8>) -> bool,
     {
-        self.served = std::mem::take(&mut self.got);
-        self.batch.for_each(self.served, serve);
+        self.batch.for_each(serve);
     }
 
     /// Sends the reply of the served datagram if `serve` said so, with one `send_to`.
     pub async fn send(&mut self) {
-        let served = std::mem::take(&mut self.served);
+        let served = self.batch.take_served();
         for slot in self.batch.slots[..served].iter().filter(|s| s.send) {
             self.out.now(&slot.reply, slot.peer).await;
         }
