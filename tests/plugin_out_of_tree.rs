@@ -98,6 +98,24 @@ impl Copy {
     }
 }
 
+/// The `~~~ corefile` blocks of a README.
+fn readme_corefiles(readme: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current: Option<String> = None;
+    for line in readme.lines() {
+        match current.as_mut() {
+            None if line.trim() == "~~~ corefile" => current = Some(String::new()),
+            None => {}
+            Some(_) if line.trim() == "~~~" => out.extend(current.take()),
+            Some(text) => {
+                text.push_str(line);
+                text.push('\n');
+            }
+        }
+    }
+    out
+}
+
 fn txt_strings(reply: &Message) -> Vec<String> {
     reply
         .answers
@@ -165,6 +183,25 @@ fn a_third_party_plugin_is_one_cargo_add_and_one_plugin_cfg_line() {
         "whoami's address: {reply:?}"
     );
     drop(server);
+
+    // The Corefiles of the example's README (as tests/plugins_readme.rs does for plugins/):
+    // each starts with hello in the build, and greets a TXT query.
+    let readme =
+        std::fs::read_to_string(copy.repo.join("examples/plugin-hello/README.md")).unwrap();
+    let examples = readme_corefiles(&readme);
+    assert!(
+        !examples.is_empty(),
+        "the README has a `~~~ corefile` example"
+    );
+    for example in examples {
+        let server = Server::start_program(&copy.binary(), |port| {
+            example.replace(":1053", &format!(":{port}"))
+        });
+        let q = query(9, "example.org.", u16::from(RecordType::TXT));
+        let reply = udp_exchange(server.port, &q, Duration::from_secs(2)).expect("a reply");
+        let reply = Message::from_vec(&reply).unwrap();
+        assert_eq!(txt_strings(&reply).len(), 1, "{example}: {reply:?}");
+    }
 
     // A line whose directive is not the plugin's own name does not compile.
     copy.plugin_cfg_line("hi:hello-ringdns");
