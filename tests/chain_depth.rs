@@ -13,6 +13,7 @@ use ringdns::plugin::{
 };
 use ringdns::wire::rcode::NOERROR;
 use ringdns::wire::{MessageWriter, Query};
+use ringdns_testkit::QUERY;
 use std::cell::Cell;
 use std::sync::Arc;
 
@@ -463,11 +464,6 @@ fn chain() -> Chain {
     };
     build_chain(&configs, &core)
 }
-
-const QUERY: &[u8] = &[
-    0x12, 0x34, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0, 7, b'e', b'x', b'a', b'm', b'p', b'l', b'e', 0,
-    0, 1, 0, 1,
-];
 
 fn request<'a>(reply: &'a mut Vec<u8>) -> Request<'a> {
     let addr = "127.0.0.1:5353".parse().unwrap();

@@ -257,11 +257,8 @@ pub(crate) mod tests {
     use std::cell::Cell;
     use std::rc::Rc;
 
-    /// A query for example. A IN.
-    pub const QUERY: &[u8] = &[
-        0x12, 0x34, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0, 7, b'e', b'x', b'a', b'm', b'p', b'l',
-        b'e', 0, 0, 1, 0, 1,
-    ];
+    /// A query for example. A IN: the test kit's, shared with the plugins' tests.
+    pub use ringdns_testkit::QUERY;
 
     /// Answers every query at once (NOERROR) and notes, for each, whether another task (one
     /// that sets `other_ran`) has run yet: for checking that a socket loop under a flood
