@@ -1,0 +1,1 @@
+//! The RFC 1035 master-file parser (placeholder; being written).
