@@ -29,6 +29,7 @@ pub mod reverse;
 mod setup;
 pub mod shared;
 pub mod shutdown;
+pub mod snapshot;
 pub mod spare;
 mod status;
 pub mod wrap;
