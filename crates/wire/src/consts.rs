@@ -124,6 +124,8 @@ pub mod rtype {
     pub const DNSKEY: u16 = 48;
     /// Hashed authenticated denial.
     pub const NSEC3: u16 = 50;
+    /// The NSEC3 parameters of a zone (at its apex).
+    pub const NSEC3PARAM: u16 = 51;
     /// Service binding.
     pub const SVCB: u16 = 64;
     /// HTTPS service binding.

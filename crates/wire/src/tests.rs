@@ -48,6 +48,53 @@ fn parses_hickory_queries() {
 }
 
 #[test]
+fn a_pointer_owner_names_a_suffix_of_the_question() {
+    let p = hickory_query("www.Example.org.", RecordType::A, None);
+    let q = Query::parse(&p).unwrap();
+    let mut out = Vec::with_capacity(512);
+    let mut w = MessageWriter::reply(&q, &mut out, rcode::NOERROR);
+    // `Example.org.` starts after `www` (1 + 3 bytes) in the question at offset 12.
+    w.push(
+        Section::Authority,
+        Owner::Pointer(16),
+        rtype::NS,
+        class::IN,
+        60,
+        b"\x02ns\xC0\x10",
+    )
+    .unwrap();
+    assert_eq!(
+        w.push(
+            Section::Additional,
+            Owner::Pointer(11),
+            rtype::A,
+            class::IN,
+            0,
+            &[0; 4]
+        ),
+        Err(WriteError::BadOwner)
+    );
+    assert_eq!(
+        w.push(
+            Section::Additional,
+            Owner::Pointer(0x4000),
+            rtype::A,
+            class::IN,
+            0,
+            &[0; 4]
+        ),
+        Err(WriteError::BadOwner)
+    );
+    w.finish();
+    let m = Message::from_vec(&out).unwrap();
+    assert_eq!(m.authorities[0].name.to_ascii(), "Example.org.");
+    match &m.authorities[0].data {
+        RData::NS(ns) => assert_eq!(ns.0.to_ascii(), "ns.Example.org."),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
 fn writer_output_decodes_with_hickory() {
     let p = hickory_query("WwW.Example.org.", RecordType::A, Some((4096, true)));
     let q = Query::parse(&p).unwrap();

@@ -23,6 +23,10 @@ pub enum Owner<'n> {
     /// One label (its bytes, without the length byte) followed by a pointer
     /// to the question name: whoami's `_udp.<qname>` (`_udp.` for the root).
     LabelThenQuestion(&'n [u8]),
+    /// A compression pointer to a name already in the message at this offset (below
+    /// 0x4000): a suffix of the question name, such as the zone apex or a delegation
+    /// point above the query name, written in two bytes.
+    Pointer(u16),
 }
 
 /// Why a record could not be added; the message is left as it was.
@@ -166,6 +170,12 @@ impl<'b> MessageWriter<'b> {
     fn owner_len(&self, owner: Owner<'_>) -> Result<usize, WriteError> {
         match owner {
             Owner::Question => Ok(2),
+            Owner::Pointer(off) => {
+                if usize::from(off) < crate::consts::HEADER_LEN || off >= 0x4000 {
+                    return Err(WriteError::BadOwner);
+                }
+                Ok(2)
+            }
             Owner::Wire(w) => Name::from_wire(w)
                 .map(|n| n.wire_len())
                 .map_err(|_| WriteError::BadOwner),
@@ -184,6 +194,7 @@ impl<'b> MessageWriter<'b> {
     fn write_owner(&mut self, owner: Owner<'_>) {
         match owner {
             Owner::Question => self.out.extend_from_slice(&QUESTION_POINTER),
+            Owner::Pointer(off) => self.out.extend_from_slice(&(0xC000 | off).to_be_bytes()),
             Owner::Wire(w) => self.out.extend_from_slice(w),
             Owner::LabelThenQuestion(l) => {
                 self.out.push(l.len() as u8);

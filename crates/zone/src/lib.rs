@@ -1,10 +1,22 @@
 //! Authoritative zone data for ringdns's `file`, `auto`, `secondary` and `transfer`:
 //! the zone-file parser ([`parse`]), the zone store shared read-only by every core
-//! ([`Zone`]), and answering by RFC 1034 §4.3.2 with DNSSEC (RFC 4035, 5155).
+//! ([`Zone`]), and answering by RFC 1034 §4.3.2 with DNSSEC (RFC 4035, 5155)
+//! ([`Zone::answer`]).
 
 #![forbid(unsafe_code)]
 
+mod answer;
+mod build;
+pub mod canonical;
+pub mod nsec3;
 pub mod parse;
 pub mod record;
+mod zone;
 
+pub use answer::Answered;
+pub use build::BuildError;
 pub use record::Record;
+pub use zone::Zone;
+
+#[cfg(test)]
+mod tests;
