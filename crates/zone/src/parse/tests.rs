@@ -284,8 +284,8 @@ fn rfc3597() {
         "no compression pointer in stored RDATA"
     );
     assert_eq!(
-        e("LOC 0 0 0 N 0 0 0 E 0m"),
-        "bad LOC record \"0\": RR type LOC has no presentation format here; write it as \\# (RFC 3597)"
+        e("APL 1:192.168.32.0/21"),
+        "bad APL record \"1:192.168.32.0/21\": RR type APL has no presentation format here; write it as \\# (RFC 3597)"
     );
     assert_eq!(
         ours(
@@ -922,6 +922,32 @@ fn more_types_by_hand() {
             v
         }
     );
+    assert_eq!(
+        ours("LOC", "42 21 54 N 71 06 18 W -24m 30m"),
+        hex("00 33 16 13 89172dd0 70be15f0 00988d20"),
+        "RFC 1876's example"
+    );
+    assert_eq!(
+        ours(
+            "LOC",
+            "52 22 23.000 N 4 53 32.000 E -2.00m 0.00m 10000m 10m"
+        ),
+        hex("00 00 16 13 8b3cf018 810cbce0 009895b8")
+    );
+    assert_eq!(
+        ours("LOC", "0 N 0 E 0"),
+        hex("00 12 16 13 80000000 80000000 00989680")
+    );
+    assert!(parse_rr("x.example.org. LOC 90 30 N 0 E 0", ORG, 0).is_err());
+    assert!(parse_rr("x.example.org. LOC 10 X 0 E 0", ORG, 0).is_err());
+    assert_eq!(ours("CERT", "PGP 0 0 AQID"), hex("0003 0000 00 010203"));
+    assert_eq!(
+        ours("CERT", "1 12 RSASHA256 AQ ID"),
+        hex("0001 000c 08 010203")
+    );
+    assert_eq!(ours("TALINK", "a. b"), two("a.", "b.example.org."));
+    assert_eq!(ours("RKEY", "0 3 5 AQID"), ours("DNSKEY", "0 3 5 AQID"));
+    assert!(parse_rr("x.example.org. GPOS a b c", ORG, 0).is_err());
     let e = parse_rr("x.example.org. 60 IN WKS 192.0.2.1 6 25", ORG, 0).unwrap_err();
     assert!(e.contains("write it as \\#"), "{e}");
 }
