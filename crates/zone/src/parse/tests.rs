@@ -974,3 +974,14 @@ fn numeric_and_keyword_owners() {
     let t: Vec<u32> = p.records.iter().map(|r| r.ttl).collect();
     assert_eq!(t, [3600, 3600, 60, 60]);
 }
+
+#[test]
+fn wildcards_and_empty_zone() {
+    let p = zone("* 60 A 192.0.2.1\n*.sub 60 MX 10 *.example.org.\n");
+    assert_eq!(&*p.records[0].owner, w("*.example.org."));
+    assert_eq!(&*p.records[1].owner, w("*.sub.example.org."));
+    assert_eq!(&p.records[1].rdata[2..], w("*.example.org."));
+    let p = zone("; nothing but a comment\n\n");
+    assert!(p.records.is_empty() && p.pos.is_empty());
+    assert_eq!(p.files, [PathBuf::from(FILE)]);
+}
