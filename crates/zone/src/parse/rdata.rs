@@ -57,6 +57,10 @@ mod t {
     pub const KEY: u16 = 25;
     pub const PX: u16 = 26;
     pub const GPOS: u16 = 27;
+    pub const LOC: u16 = 29;
+    pub const CERT: u16 = 37;
+    pub const RKEY: u16 = 57;
+    pub const TALINK: u16 = 58;
     pub const KX: u16 = 36;
     pub const DHCID: u16 = 49;
     pub const SMIMEA: u16 = 53;
@@ -168,6 +172,28 @@ pub(crate) fn encode(
             c.u16(out)?;
             c.name(origin, out)?;
         }
+        t::TALINK => {
+            c.name(origin, out)?;
+            c.name(origin, out)?;
+        }
+        t::LOC => loc(&mut c, out)?,
+        t::CERT => {
+            let (i, tk) = c.next()?;
+            let ty = cert_type(tk.text).ok_or_else(|| RdataError::at(i, "bad CERT type"))?;
+            out.extend_from_slice(&ty.to_be_bytes());
+            c.u16(out)?;
+            let (i, tk) = c.next()?;
+            let alg = algorithm(tk.text).ok_or_else(|| RdataError::at(i, "bad CERT algorithm"))?;
+            out.push(alg);
+            let mut s = TokScanner::new(&toks[c.i..], origin);
+            let v = domain::base::scan::Scanner::convert_entry(
+                &mut s,
+                domain::utils::base64::SymbolConverter::new(),
+            )
+            .map_err(|e| RdataError::at(c.i + s.idx.saturating_sub(1), e.0))?;
+            out.extend_from_slice(&v);
+            c.i += s.idx;
+        }
         t::PX => {
             c.u16(out)?;
             c.name(origin, out)?;
@@ -212,6 +238,14 @@ pub(crate) fn encode(
         }
         t::GPOS => {
             for _ in 0..3 {
+                if let Some(tk) = toks.get(c.i)
+                    && std::str::from_utf8(tk.text)
+                        .ok()
+                        .and_then(|s| s.parse::<f64>().ok())
+                        .is_none()
+                {
+                    return Err(RdataError::at(c.i, "expected a decimal number"));
+                }
                 one_charstr(&mut c, out)?;
             }
         }
@@ -274,6 +308,175 @@ fn one_charstr(c: &mut Cur<'_, '_>, out: &mut Vec<u8>) -> Result<(), RdataError>
     Ok(())
 }
 
+/// CERT's type: a mnemonic of RFC 4398 or a number (miekg's StringToCertType).
+fn cert_type(s: &[u8]) -> Option<u16> {
+    const NAMES: [(&[u8], u16); 10] = [
+        (b"PKIX", 1),
+        (b"SPKI", 2),
+        (b"PGP", 3),
+        (b"IPKIX", 4),
+        (b"ISPKI", 5),
+        (b"IPGP", 6),
+        (b"ACPKIX", 7),
+        (b"IACPKIX", 8),
+        (b"URI", 253),
+        (b"OID", 254),
+    ];
+    NAMES
+        .iter()
+        .find(|(n, _)| *n == s)
+        .map(|&(_, v)| v)
+        .or_else(|| ttl::decimal(s).and_then(|v| u16::try_from(v).ok()))
+}
+
+/// A DNSSEC algorithm: miekg's mnemonic (StringToAlgorithm) or a number.
+fn algorithm(s: &[u8]) -> Option<u8> {
+    const NAMES: [(&[u8], u8); 15] = [
+        (b"RSAMD5", 1),
+        (b"DH", 2),
+        (b"DSA", 3),
+        (b"RSASHA1", 5),
+        (b"DSA-NSEC3-SHA1", 6),
+        (b"RSASHA1-NSEC3-SHA1", 7),
+        (b"RSASHA256", 8),
+        (b"RSASHA512", 10),
+        (b"ECC-GOST", 12),
+        (b"ECDSAP256SHA256", 13),
+        (b"ECDSAP384SHA384", 14),
+        (b"ED25519", 15),
+        (b"ED448", 16),
+        (b"INDIRECT", 252),
+        (b"PRIVATEDNS", 253),
+    ];
+    NAMES
+        .iter()
+        .find(|(n, _)| *n == s)
+        .map(|&(_, v)| v)
+        .or_else(|| if s == b"PRIVATEOID" { Some(254) } else { None })
+        .or_else(|| ttl::decimal(s).and_then(|v| u8::try_from(v).ok()))
+}
+
+/// LOC (RFC 1876) exactly as miekg reads it: `d [m [s]] N|S d [m [s]] E|W
+/// alt[m] [size[m] [hp[m] [vp[m]]]]`, seconds truncated to milliseconds.
+fn loc(c: &mut Cur<'_, '_>, out: &mut Vec<u8>) -> Result<(), RdataError> {
+    const EQUATOR: u64 = 1 << 31;
+    fn int(t: &[u8], max: u64) -> Option<u64> {
+        ttl::decimal(t).filter(|&v| v <= max)
+    }
+    fn secs(t: &[u8]) -> Option<f64> {
+        std::str::from_utf8(t)
+            .ok()?
+            .parse::<f64>()
+            .ok()
+            .filter(|v| (0.0..60.0).contains(v))
+    }
+    // One coordinate: degrees, optional minutes and seconds, then the hemisphere.
+    let coord = |c: &mut Cur<'_, '_>, max_deg: u64, pos: u8, neg: u8, what: &'static str| {
+        let (i, t) = c.next()?;
+        let mut v = int(t.text, max_deg).ok_or_else(|| RdataError::at(i, format!("bad {what}")))?
+            * 3_600_000;
+        let hemi = |t: &[u8]| match t {
+            [b] if b.to_ascii_uppercase() == pos => Some(true),
+            [b] if b.to_ascii_uppercase() == neg => Some(false),
+            _ => None,
+        };
+        let (mut i, mut t) = c.next()?;
+        if hemi(t.text).is_none() {
+            v += int(t.text, 59).ok_or_else(|| RdataError::at(i, format!("bad {what} minutes")))?
+                * 60_000;
+            (i, t) = c.next()?;
+            if hemi(t.text).is_none() {
+                let s =
+                    secs(t.text).ok_or_else(|| RdataError::at(i, format!("bad {what} seconds")))?;
+                v += (1000.0 * s) as u64;
+                (i, t) = c.next()?;
+            }
+        }
+        let north =
+            hemi(t.text).ok_or_else(|| RdataError::at(i, format!("bad {what} hemisphere")))?;
+        if v > max_deg * 3_600_000 {
+            return Err(RdataError::at(i, format!("bad {what}")));
+        }
+        let v = if north {
+            EQUATOR + v
+        } else {
+            EQUATOR.wrapping_sub(v)
+        };
+        Ok::<u32, RdataError>(v as u32)
+    };
+    let lat = coord(c, 90, b'N', b'S', "latitude")?;
+    let lon = coord(c, 180, b'E', b'W', "longitude")?;
+    let (i, t) = c.next()?;
+    let alt = t
+        .text
+        .strip_suffix(b"m")
+        .or_else(|| t.text.strip_suffix(b"M"))
+        .unwrap_or(t.text);
+    let alt: f64 = std::str::from_utf8(alt)
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| RdataError::at(i, "bad altitude"))?;
+    let alt = (alt * 100.0 + 10_000_000.0 + 0.5) as u32;
+    let mut prec = [0x12u8, 0x16, 0x13];
+    for (k, what) in ["size", "horizontal precision", "vertical precision"]
+        .into_iter()
+        .enumerate()
+    {
+        if c.i >= c.toks.len() {
+            break;
+        }
+        let (i, t) = c.next()?;
+        prec[k] = cm(t.text).ok_or_else(|| RdataError::at(i, format!("bad {what}")))?;
+    }
+    out.push(0);
+    out.extend_from_slice(&prec);
+    out.extend_from_slice(&lat.to_be_bytes());
+    out.extend_from_slice(&lon.to_be_bytes());
+    out.extend_from_slice(&alt.to_be_bytes());
+    Ok(())
+}
+
+/// A LOC size or precision (`<m>[.<cm>][m]`) as RFC 1876's mantissa/exponent
+/// octet, truncated as miekg's stringToCm does.
+fn cm(t: &[u8]) -> Option<u8> {
+    let t = t
+        .strip_suffix(b"m")
+        .or_else(|| t.strip_suffix(b"M"))
+        .unwrap_or(t);
+    let t = std::str::from_utf8(t).ok()?;
+    let (m, c) = match t.split_once('.') {
+        Some((m, c)) => (m, Some(c)),
+        None => (t, None),
+    };
+    let mut cmeters = 0u64;
+    if let Some(c) = c {
+        if c.is_empty() || c.len() > 2 || !c.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        cmeters = c.parse().ok()?;
+        if c.len() == 1 {
+            cmeters *= 10;
+        }
+    }
+    let mut meters = 0u64;
+    if c.is_none() || !m.is_empty() {
+        meters = ttl::decimal(m.as_bytes())?;
+        if meters > 90_000_000 || (meters == 90_000_000 && cmeters != 0) {
+            return None;
+        }
+    }
+    let (mut e, mut val) = if meters > 0 {
+        (2u8, meters)
+    } else {
+        (0u8, cmeters)
+    };
+    while val >= 10 {
+        e += 1;
+        val /= 10;
+    }
+    Some((val as u8) << 4 | e)
+}
+
 /// `xxxx:xxxx:xxxx:xxxx` (L64, NID), as miekg reads it.
 fn node_id(s: &[u8], out: &mut Vec<u8>) -> Option<()> {
     let groups: Vec<&[u8]> = s.split(|&b| b == b':').collect();
@@ -308,7 +511,7 @@ fn scan_with_domain(
     let composed = match rtype {
         t::SMIMEA => Tlsa::scan(s)?.compose_rdata(out),
         t::TA | t::DLV => Ds::scan(s)?.compose_rdata(out),
-        t::KEY => Dnskey::scan(s)?.compose_rdata(out),
+        t::KEY | t::RKEY => Dnskey::scan(s)?.compose_rdata(out),
         t::SIG => Rrsig::scan(s)?.compose_rdata(out),
         t::DHCID => {
             let v = domain::base::scan::Scanner::convert_entry(

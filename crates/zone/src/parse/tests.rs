@@ -284,8 +284,8 @@ fn rfc3597() {
         "no compression pointer in stored RDATA"
     );
     assert_eq!(
-        e("LOC 0 0 0 N 0 0 0 E 0m"),
-        "bad LOC record \"0\": RR type LOC has no presentation format here; write it as \\# (RFC 3597)"
+        e("APL 1:192.168.32.0/21"),
+        "bad APL record \"1:192.168.32.0/21\": RR type APL has no presentation format here; write it as \\# (RFC 3597)"
     );
     assert_eq!(
         ours(
@@ -862,4 +862,126 @@ fn bom_and_crlf() {
     let p = zone("\u{feff}a 60 A 192.0.2.1\r\nb 60 TXT \"x\"\r\n");
     assert_eq!(&*p.records[0].owner, w("a.example.org."));
     assert_eq!(&*p.records[1].rdata, b"\x01x");
+}
+
+#[test]
+fn more_types_by_hand() {
+    let two = |a: &str, b: &str| {
+        let mut v = w(a);
+        v.extend(w(b));
+        v
+    };
+    assert_eq!(
+        ours("RP", "admin.example.org. txt"),
+        two("admin.example.org.", "txt.example.org.")
+    );
+    assert_eq!(
+        ours("MINFO", "a b"),
+        two("a.example.org.", "b.example.org.")
+    );
+    let mut px = hex("000a");
+    px.extend(two("map822.example.org.", "mapx400.example.org."));
+    assert_eq!(ours("PX", "10 map822 mapx400"), px);
+    let mut kx = hex("0005");
+    kx.extend(w("kx.example.org."));
+    assert_eq!(ours("KX", "5 kx"), kx);
+    assert_eq!(ours("NSAPPTR", "foo."), w("foo."));
+    assert_eq!(ours("X25", "311061700956"), b"\x0c311061700956");
+    assert_eq!(
+        ours("ISDN", "150862028003217 004"),
+        b"\x0f150862028003217\x03004"
+    );
+    assert_eq!(
+        ours("GPOS", "-32.6882 116.8652 10.0"),
+        b"\x08-32.6882\x08116.8652\x0410.0"
+    );
+    assert_eq!(
+        ours("IPSECKEY", "10 1 2 192.0.2.38 AQID"),
+        hex("0a 01 02 c0000226 010203")
+    );
+    assert_eq!(
+        ours("KEY", "256 3 13 AQID"),
+        ours("DNSKEY", "256 3 13 AQID")
+    );
+    assert_eq!(
+        ours(
+            "SIG",
+            "A 13 2 3600 20240112214435 20240111144936 4660 @ AQID"
+        ),
+        ours(
+            "RRSIG",
+            "A 13 2 3600 20240112214435 20240111144936 4660 @ AQID"
+        )
+    );
+    assert_eq!(
+        ours("SVCB", "1 svc mandatory=alpn alpn=h2 no-default-alpn"),
+        {
+            let mut v = hex("0001");
+            v.extend(w("svc.example.org."));
+            v.extend(hex("0000 0002 0001  0001 0003 026832  0002 0000"));
+            v
+        }
+    );
+    assert_eq!(
+        ours("LOC", "42 21 54 N 71 06 18 W -24m 30m"),
+        hex("00 33 16 13 89172dd0 70be15f0 00988d20"),
+        "RFC 1876's example"
+    );
+    assert_eq!(
+        ours(
+            "LOC",
+            "52 22 23.000 N 4 53 32.000 E -2.00m 0.00m 10000m 10m"
+        ),
+        hex("00 00 16 13 8b3cf018 810cbce0 009895b8")
+    );
+    assert_eq!(
+        ours("LOC", "0 N 0 E 0"),
+        hex("00 12 16 13 80000000 80000000 00989680")
+    );
+    assert!(parse_rr("x.example.org. LOC 90 30 N 0 E 0", ORG, 0).is_err());
+    assert!(parse_rr("x.example.org. LOC 10 X 0 E 0", ORG, 0).is_err());
+    assert_eq!(ours("CERT", "PGP 0 0 AQID"), hex("0003 0000 00 010203"));
+    assert_eq!(
+        ours("CERT", "1 12 RSASHA256 AQ ID"),
+        hex("0001 000c 08 010203")
+    );
+    assert_eq!(ours("TALINK", "a. b"), two("a.", "b.example.org."));
+    assert_eq!(ours("RKEY", "0 3 5 AQID"), ours("DNSKEY", "0 3 5 AQID"));
+    assert!(parse_rr("x.example.org. GPOS a b c", ORG, 0).is_err());
+    let e = parse_rr("x.example.org. 60 IN WKS 192.0.2.1 6 25", ORG, 0).unwrap_err();
+    assert!(e.contains("write it as \\#"), "{e}");
+}
+
+#[test]
+fn numeric_and_keyword_owners() {
+    // The first token of a line is the owner, whatever it looks like.
+    let p = parse_str(
+        "$ORIGIN 2.0.192.in-addr.arpa.\n1 PTR host1.example.org.\n  3600 PTR alias.example.org.\nIN 60 IN A 192.0.2.1\nA A 192.0.2.2\n",
+        &w("2.0.192.in-addr.arpa."),
+        Path::new(FILE),
+    )
+    .unwrap();
+    let o: Vec<Vec<u8>> = p.records.iter().map(|r| r.owner.to_vec()).collect();
+    assert_eq!(
+        o,
+        [
+            w("1.2.0.192.in-addr.arpa."),
+            w("1.2.0.192.in-addr.arpa."),
+            w("IN.2.0.192.in-addr.arpa."),
+            w("A.2.0.192.in-addr.arpa."),
+        ]
+    );
+    let t: Vec<u32> = p.records.iter().map(|r| r.ttl).collect();
+    assert_eq!(t, [3600, 3600, 60, 60]);
+}
+
+#[test]
+fn wildcards_and_empty_zone() {
+    let p = zone("* 60 A 192.0.2.1\n*.sub 60 MX 10 *.example.org.\n");
+    assert_eq!(&*p.records[0].owner, w("*.example.org."));
+    assert_eq!(&*p.records[1].owner, w("*.sub.example.org."));
+    assert_eq!(&p.records[1].rdata[2..], w("*.example.org."));
+    let p = zone("; nothing but a comment\n\n");
+    assert!(p.records.is_empty() && p.pos.is_empty());
+    assert_eq!(p.files, [PathBuf::from(FILE)]);
 }
