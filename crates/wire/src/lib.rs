@@ -32,6 +32,7 @@ pub mod be;
 mod builder;
 mod consts;
 mod error_reply;
+mod expand;
 mod finalize;
 mod header;
 mod mnemonic;
@@ -51,6 +52,7 @@ pub use consts::{
     QUESTION_POINTER, class, edns, flags, opcode, rcode, rtype,
 };
 pub use error_reply::{badvers_reply, reject_reply};
+pub use expand::{expand_name, expand_rdata};
 pub use finalize::{finalize, fit};
 pub use header::{Header, HeaderMut, Section, header_rcode};
 pub use mnemonic::{ClassName, RcodeName, TypeName, class_name, rcode_name, type_name};
