@@ -290,15 +290,67 @@ pub async fn serve_deferred<H: Handler>(
     received: Instant,
     reply: &mut Vec<u8>,
 ) -> Verdict {
+    serve_at_depth(core, l, packet, (client, proto), received, reply, 0).await
+}
+
+/// The server's side of `Request::lookup` for one deferred pass: a lookup runs the query
+/// through the same listener's blocks, as a query from the same client, one level deeper.
+struct ServerLookup<'c, H> {
+    core: &'c CoreServer<H>,
+    l: &'c ListenerCtx,
+    client: SocketAddr,
+    proto: Proto,
+    depth: u8,
+}
+
+impl<H: Handler> crate::plugin::Lookup for ServerLookup<'_, H> {
+    fn lookup<'a>(&'a self, query: &'a [u8]) -> crate::plugin::LookupFuture<'a> {
+        Box::pin(async move {
+            if self.depth >= crate::plugin::lookup::MAX_DEPTH {
+                return None;
+            }
+            let mut reply = Vec::with_capacity(512);
+            let v = serve_at_depth(
+                self.core,
+                self.l,
+                query,
+                (self.client, self.proto),
+                Instant::now(),
+                &mut reply,
+                self.depth + 1,
+            )
+            .await;
+            (v == Verdict::Send).then_some(reply)
+        })
+    }
+}
+
+async fn serve_at_depth<H: Handler>(
+    core: &CoreServer<H>,
+    l: &ListenerCtx,
+    packet: &[u8],
+    (client, proto): (SocketAddr, Proto),
+    received: Instant,
+    reply: &mut Vec<u8>,
+    depth: u8,
+) -> Verdict {
     reply.clear();
     let (query, bi, zone) = match route(l, packet, false, (proto, client), reply) {
         Routed::Done(v) => return v,
         Routed::Chain { query, block, zone } => (query, block, zone),
     };
     let block = &core.blocks[bi];
+    let via = ServerLookup {
+        core,
+        l,
+        client,
+        proto,
+        depth,
+    };
     let mut req = Request::new(query, client, l.local, proto, zone, &l.name, reply, true);
     req.set_received(received);
     req.start_later_pass();
+    req.set_lookup(&via);
     // Inline in the calling task's state (a reused worker for UDP); tests/alloc.rs keeps the
     // chain's future small, as it is built and moved into place for every deferred query.
     let chain = block.chain.serve(&mut req);

@@ -56,6 +56,8 @@ pub struct Request<'a> {
     /// pass, whose time is `received`; on a later pass, read when a plugin first asks (or
     /// noted by the server), so a task whose plugins never ask reads no clock.
     pass: Option<Cell<Option<Instant>>>,
+    /// The way back into the server for lookups ([`Request::lookup`]); deferred passes only.
+    lookup: Option<&'a (dyn crate::lookup::Lookup + 'a)>,
 }
 
 impl<'a> Request<'a> {
@@ -86,6 +88,7 @@ impl<'a> Request<'a> {
             writer: None,
             received: Cell::new(None),
             pass: None,
+            lookup: None,
         }
     }
 
@@ -155,6 +158,17 @@ impl<'a> Request<'a> {
     /// plugins never ask (forward alone) from paying a clock read.
     pub fn start_later_pass(&mut self) {
         self.pass = Some(Cell::new(None));
+    }
+
+    /// The server, for resolving a name through its blocks as this client would (CoreDNS's
+    /// `upstream`): present on deferred passes, so a plugin that needs it defers first.
+    pub fn lookup(&self) -> Option<&'a (dyn crate::lookup::Lookup + 'a)> {
+        self.lookup
+    }
+
+    /// Gives the request the server's lookup (the runtime does this for deferred passes).
+    pub fn set_lookup(&mut self, lookup: &'a (dyn crate::lookup::Lookup + 'a)) {
+        self.lookup = Some(lookup);
     }
 
     /// The largest reply this client accepts: 65 535 over TCP; over UDP the advertised EDNS

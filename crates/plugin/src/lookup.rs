@@ -1,0 +1,24 @@
+//! The server as a plugin reaches it to resolve a name the way a client of the same
+//! listener would: CoreDNS's `plugin/pkg/upstream`, which file uses for CNAME targets
+//! outside its zone, so that another block of the server, a `hosts` block or `forward`
+//! answers them.
+
+use std::future::Future;
+use std::pin::Pin;
+
+/// How deep lookups may nest (a lookup whose answer needs a lookup, …) before the server
+/// refuses: CoreDNS's loop limit for `upstream`.
+pub const MAX_DEPTH: u8 = 8;
+
+/// What [`Lookup::lookup`] returns: the reply, or `None` when the query was dropped or
+/// nested too deep. Boxed: a lookup is the uncommon path, and the box breaks the type
+/// recursion of a chain that serves a query from within its own serving.
+pub type LookupFuture<'a> = Pin<Box<dyn Future<Output = Option<Vec<u8>>> + 'a>>;
+
+/// The server's side of a lookup; the runtime gives one to deferred passes
+/// ([`crate::Request::lookup`]).
+pub trait Lookup {
+    /// Serves `query` (a whole DNS message) through the blocks of the listener the current
+    /// query came in on, as a query from the same client, and returns the reply bytes.
+    fn lookup<'a>(&'a self, query: &'a [u8]) -> LookupFuture<'a>;
+}
