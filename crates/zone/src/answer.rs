@@ -56,6 +56,22 @@ struct Out<'a, 'b, 'z> {
 }
 
 impl<'a, 'b, 'z> Out<'a, 'b, 'z> {
+    fn new(z: &'z Zone, w: &'a mut MessageWriter<'b>, dnssec: bool, qname: &'a [u8]) -> Self {
+        Out {
+            z,
+            w,
+            dnssec,
+            qname,
+            extras: [0; 32],
+            nextras: 0,
+            proofs: [0; 8],
+            nproofs: 0,
+            pending: [0; 255],
+            pending_len: 0,
+            pending_ce: 0,
+        }
+    }
+
     /// The owner to write for a lower-case name: the question itself, a pointer into it
     /// for a suffix, else the name's bytes.
     fn owner<'n>(&self, name: &'n [u8]) -> Owner<'n> {
@@ -263,19 +279,7 @@ impl Zone {
         let mut qbuf = [0u8; 255];
         let qlower = canonical::lower_into(qname, &mut qbuf);
         w.set_aa(true);
-        let mut o = Out {
-            z: self,
-            w,
-            dnssec,
-            qname: qlower,
-            extras: [0; 32],
-            nextras: 0,
-            proofs: [0; 8],
-            nproofs: 0,
-            pending: [0; 255],
-            pending_len: 0,
-            pending_ce: 0,
-        };
+        let mut o = Out::new(self, w, dnssec, qlower);
         let mut bufs = [[0u8; 255]; 2];
         let mut cur_len = qlower.len();
         bufs[0][..cur_len].copy_from_slice(qlower);
@@ -293,8 +297,8 @@ impl Zone {
                 Step::Follow(len) => {
                     let target = &next[..len];
                     if !canonical::is_at_or_below(target, &self.origin) {
-                        // The chain leaves the zone: the caller looks further.
-                        o.positive(false, Proof::None);
+                        // The chain leaves the zone: the caller looks further, appends
+                        // what it finds and ends the reply with `end_external`.
                         let mut t = [0u8; 255];
                         t[..len].copy_from_slice(target);
                         return Answered::External {
@@ -315,6 +319,26 @@ impl Zone {
         // Too long a chain: stop, as CoreDNS does, with a server failure.
         o.w.set_rcode(SERVFAIL);
         Answered::Done
+    }
+
+    /// Ends a reply whose chain left the zone ([`Answered::External`]) after the caller
+    /// appended what it found for the target: the apex NS in authority, or the SOA when
+    /// that lookup was negative (`negative`: NXDOMAIN or no data).
+    pub fn end_external(
+        &self,
+        qname: &[u8],
+        negative: bool,
+        dnssec: bool,
+        w: &mut MessageWriter<'_>,
+    ) {
+        let mut qbuf = [0u8; 255];
+        let qlower = canonical::lower_into(qname, &mut qbuf);
+        let mut o = Out::new(self, w, dnssec, qlower);
+        if negative {
+            o.negative_soa();
+        } else {
+            o.positive(false, Proof::None);
+        }
     }
 
     fn step(

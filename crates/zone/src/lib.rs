@@ -8,6 +8,7 @@
 mod answer;
 mod build;
 pub mod canonical;
+pub mod load;
 pub mod nsec3;
 pub mod parse;
 pub mod record;
