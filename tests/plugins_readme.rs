@@ -1,8 +1,9 @@
 //! "Every Corefile in a plugin README's Examples starts in a test" (ARCHITECTURE.md, Tests).
 //!
 //! Every `~~~ corefile` block of every `plugins/*/README.md`'s `## Examples` section is
-//! started with the real binary, port 1053 replaced by a free port, and must answer a UDP
-//! query. Every plugin of plugin.cfg must have a README with the agreed sections.
+//! started with the real binary, port 1053 replaced by a free port, in a directory holding
+//! the files of the plugin's `examples/` (zone files the Corefiles name), and must answer a
+//! UDP query. Every plugin of plugin.cfg must have a README with the agreed sections.
 //!
 //! The examples are started by this file rather than by `common::Server::start`: its
 //! readiness probe waits 100 ms per query, and erratic's `delay 1 300ms` example answers
@@ -164,14 +165,36 @@ fn exchange(to: SocketAddr, packet: &[u8], wait: Duration) -> Option<Vec<u8>> {
     None
 }
 
+/// The files of a plugin's `examples/` directory (zone files its README's Corefiles name),
+/// which each example finds in its working directory.
+fn example_files(readme: &Path) -> Vec<(String, Vec<u8>)> {
+    let Some(dir) = readme.parent().map(|p| p.join("examples")) else {
+        return Vec::new();
+    };
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<(String, Vec<u8>)> = entries
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file())
+        .map(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            (name, std::fs::read(&p).unwrap())
+        })
+        .collect();
+    out.sort();
+    out
+}
+
 /// Starts one example and checks that it answers; Err carries what went wrong and the
 /// server's output.
-fn check_example(corefile: &str) -> Result<(), String> {
+fn check_example(corefile: &str, files: &[(String, Vec<u8>)]) -> Result<(), String> {
     let port = common::free_port();
     let text = with_port(corefile, port.port);
     let dns_port = port.port.to_string();
-    let server = common::Server::try_start_on(port, &text, &["-dns.port", &dns_port])
-        .map_err(|e| format!("{e}\nCorefile:\n{text}"))?;
+    let server =
+        common::Server::try_start_with_files(port, &text, &["-dns.port", &dns_port], files)
+            .map_err(|e| format!("{e}\nCorefile:\n{text}"))?;
     let to = target(&server);
     for i in 0..ATTEMPTS {
         let q = common::query(0x5300 + i as u16, "example.org.", 1);
@@ -253,9 +276,10 @@ fn every_readme_example_starts_and_answers() {
     let mut started = 0;
     for path in readmes() {
         let text = std::fs::read_to_string(&path).unwrap();
+        let files = example_files(&path);
         for (i, example) in corefile_examples(&text).iter().enumerate() {
             started += 1;
-            if let Err(e) = check_example(example) {
+            if let Err(e) = check_example(example, &files) {
                 failures.push(format!(
                     "=== {} example {} (1-based) failed: {e}",
                     rel(&path),

@@ -142,6 +142,19 @@ impl Server {
         Self::try_launch(n, Some(port), corefile, args)
     }
 
+    /// [`Server::try_start_on`] with `files` (name, contents) written beside the Corefile
+    /// first, in the server's working directory: the zone files a Corefile names.
+    #[allow(dead_code)]
+    pub fn try_start_with_files(
+        port: Port,
+        corefile: &str,
+        args: &[&str],
+        files: &[(String, Vec<u8>)],
+    ) -> Result<Server, String> {
+        let n = port.port;
+        Self::try_launch_program_with(binary().as_ref(), n, Some(port), corefile, args, files)
+    }
+
     fn try_launch(
         port_number: u16,
         claim: Option<Port>,
@@ -158,7 +171,21 @@ impl Server {
         corefile: &str,
         args: &[&str],
     ) -> Result<Server, String> {
+        Self::try_launch_program_with(program, port_number, claim, corefile, args, &[])
+    }
+
+    fn try_launch_program_with(
+        program: &Path,
+        port_number: u16,
+        claim: Option<Port>,
+        corefile: &str,
+        args: &[&str],
+        files: &[(String, Vec<u8>)],
+    ) -> Result<Server, String> {
         let dir = TempDir::new();
+        for (name, data) in files {
+            std::fs::write(dir.0.join(name), data).expect("write a file for the server");
+        }
         let conf = dir.write("Corefile", corefile);
         let mut child = Command::new(program)
             .arg("-conf")
