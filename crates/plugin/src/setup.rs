@@ -52,6 +52,9 @@ pub struct BlockSetup {
     /// The state this configuration's setups share across blocks ([`BlockSetup::shared`]);
     /// the server gives every block of one load the same, and each load a new one.
     pub config_shared: ConfigShared,
+    /// The state this block's setups share ([`BlockSetup::block_shared`]); each block of
+    /// each load gets a new one.
+    pub block_shared: ConfigShared,
 }
 
 /// How often the `reload` plugin re-reads the Corefile: every `interval`, shifted by a random
@@ -122,6 +125,13 @@ impl BlockSetup {
     /// ready's one monitor mode, health's longest lameduck. A reload's setups get new ones.
     pub fn shared<T: Default + Send + Sync + 'static>(&self) -> Arc<T> {
         self.config_shared.get()
+    }
+
+    /// The value of type `T` that the plugins of this block share (made with `T::default()`
+    /// by the first setup that asks): how plugins of one block find each other's data, as
+    /// transfer finds the zones of file, auto and secondary.
+    pub fn block_shared<T: Default + Send + Sync + 'static>(&self) -> Arc<T> {
+        self.block_shared.get()
     }
 
     /// A path from the Corefile, made absolute against `root` when it is relative.

@@ -12,6 +12,7 @@ pub mod load;
 pub mod nsec3;
 pub mod parse;
 pub mod record;
+pub mod registry;
 mod zone;
 
 pub use answer::Answered;

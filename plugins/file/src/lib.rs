@@ -12,14 +12,14 @@ mod reload;
 mod setup;
 
 use ringdns_plugin::corefile::{Dispenser, Error};
-use ringdns_plugin::snapshot::Snapshot;
 use ringdns_plugin::wire::rcode::{NOERROR, NXDOMAIN, REFUSED, SERVFAIL};
 use ringdns_plugin::wire::{MessageWriter, opcode, rtype};
 use ringdns_plugin::{
     BlockSetup, CoreInfo, Fallthrough, Handler, Outcome, Plugin, Request, Serve, Serves, Status,
     next_or_failure, next_or_failure_now,
 };
-use ringdns_zone::{Answered, Zone};
+use ringdns_zone::Answered;
+use ringdns_zone::registry::{Registry, SharedZone};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -36,7 +36,10 @@ pub struct FileZone {
     /// The file as last read (the reload thread's; never touched on the query path).
     stamp: Mutex<Option<reload::Stamp>>,
     /// The zone; `None` until its file first loads (queries get SERVFAIL meanwhile).
-    data: Snapshot<Option<Zone>>,
+    /// Shared with the block's registry, where transfer finds it.
+    data: Arc<SharedZone>,
+    /// The block's zones, told when this one changes.
+    registry: Arc<Registry>,
 }
 
 /// The block's zones and its fallthrough.

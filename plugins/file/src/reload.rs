@@ -74,6 +74,7 @@ pub fn check(z: &FileZone) {
                 );
                 drop(current);
                 z.data.store(Some(zone));
+                z.registry.changed(&z.origin);
             }
         }
         Err(e) => {

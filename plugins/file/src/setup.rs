@@ -7,6 +7,8 @@ use ringdns_plugin::normalize::normalize_exact;
 use ringdns_plugin::snapshot::Snapshot;
 use ringdns_plugin::wire::name_to_wire;
 use ringdns_plugin::{BlockSetup, Fallthrough, duration};
+use ringdns_zone::registry::{Entry, Registry};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// CoreDNS's default check period.
@@ -17,6 +19,7 @@ const DEFAULT_RELOAD: Duration = Duration::from_secs(60);
 pub fn parse(d: &mut Dispenser<'_>, block: &BlockSetup) -> Result<Config, Error> {
     let mut zones = Vec::new();
     let mut fall = Fallthrough::default();
+    let registry = block.block_shared::<Registry>();
     while d.next() {
         if !d.next_arg() {
             return Err(d.arg_err());
@@ -84,6 +87,12 @@ pub fn parse(d: &mut Dispenser<'_>, block: &BlockSetup) -> Result<Config, Error>
                     z.len()
                 );
             }
+            let data = Arc::new(Snapshot::new(zone));
+            registry.add(Entry {
+                origin: wire.clone().into_boxed_slice(),
+                name: origin.clone(),
+                data: data.clone(),
+            });
             zones.push(FileZone {
                 origin: wire.into_boxed_slice(),
                 name: origin,
@@ -91,14 +100,15 @@ pub fn parse(d: &mut Dispenser<'_>, block: &BlockSetup) -> Result<Config, Error>
                 reload,
                 by_mtime,
                 stamp: std::sync::Mutex::new(stamp),
-                data: Snapshot::new(zone),
+                data,
+                registry: registry.clone(),
             });
         }
     }
     // Longest origin first, so the first match is the most specific zone.
     zones.sort_by_key(|z: &FileZone| std::cmp::Reverse(z.origin.len()));
     Ok(Config {
-        zones: std::sync::Arc::new(zones),
+        zones: Arc::new(zones),
         fall,
     })
 }
