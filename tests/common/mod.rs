@@ -4,6 +4,7 @@
 
 pub mod authority;
 pub mod metrics;
+pub mod peers;
 
 use hickory_proto::op::Message;
 use ringdns::wire::QueryBuilder;
