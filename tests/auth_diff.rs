@@ -583,6 +583,10 @@ enum Rule {
     /// answer are accepted. (With only `example.test.` served, the re-entry is REFUSED and
     /// there are none.)
     OutOfZoneAnswer,
+    /// ringdns copies the query's CD bit into the reply, as RFC 4035 §3.1.6 says a
+    /// security-aware name server MUST (and CoreDNS does, miekg's `SetReply`); NSD leaves
+    /// it clear in an authoritative answer.
+    CdCopied,
     /// A UDP reply truncated (TC, or records left out) where the full reply is larger than
     /// the UDP limit: each side's records must come from the full reply (RFC 2181 §9,
     /// RFC 9471 for glue).
@@ -600,13 +604,15 @@ const PEER_RULES: &[Rule] = &[
 ];
 /// The rules NSD vs ringdns may use.
 const RINGDNS_RULES: &[Rule] = &[
+    Rule::CdCopied,
     Rule::TargetAddresses,
+    // Before AnyChoice, which empties the answers this rule looks at.
+    Rule::ApexNsInAuthority,
     Rule::AnyChoice,
     Rule::RrsigChoice,
     Rule::DnssecTypeAtCname,
     // not NsecProofInAnswer: NSD follows RFC 4035's MUST there
     Rule::LiteralWildcardNsec3,
-    Rule::ApexNsInAuthority,
     Rule::AnyAsNoData,
     Rule::NoSiblingGlue,
     Rule::OutOfZoneAnswer,
@@ -674,6 +680,13 @@ fn take(set: &mut BTreeSet<Rec>, pick: impl Fn(&Rec) -> bool) -> Vec<Rec> {
 fn apply(rule: Rule, r: &Reference, q: &Query, a: &mut View, b: &mut View) -> bool {
     let dnssec = q.dnssec_ok();
     match rule {
+        Rule::CdCopied => {
+            if q.cd && b.cd && !a.cd {
+                a.cd = true;
+                return true;
+            }
+            false
+        }
         Rule::TargetAddresses => {
             let mut changed = false;
             for v in [a, b] {

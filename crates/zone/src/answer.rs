@@ -40,6 +40,8 @@ struct Out<'a, 'b, 'z> {
     z: &'z Zone,
     w: &'a mut MessageWriter<'b>,
     dnssec: bool,
+    /// ANY over UDP: one RRset (RFC 8482 §4.1), not all of them.
+    any_one: bool,
     /// The query name, lower-case: names that are suffixes of it are written as pointers.
     qname: &'a [u8],
     extras: [u32; 32],
@@ -60,7 +62,10 @@ impl<'a, 'b, 'z> Out<'a, 'b, 'z> {
         Out {
             z,
             w,
-            dnssec,
+            // An unsigned zone has no DNSSEC records to give, even to DO queries (no DS
+            // in referrals, no proofs).
+            dnssec: dnssec && z.signed,
+            any_one: false,
             qname,
             extras: [0; 32],
             nextras: 0,
@@ -267,19 +272,23 @@ enum Step {
 
 impl Zone {
     /// Answers a query for `qname` (wire form, any case; at or below the origin) and
-    /// `qtype` into `w`, a reply already started; `dnssec` is the query's DO bit.
-    /// Sets AA (cleared for a referral) and the rcode.
+    /// `qtype` into `w`, a reply already started; `dnssec` is the query's DO bit, `udp`
+    /// whether it came over UDP (where ANY gets one RRset, RFC 8482 §4.1, against
+    /// amplification; over TCP every RRset of the name). Sets AA (cleared for a referral)
+    /// and the rcode.
     pub fn answer(
         &self,
         qname: &[u8],
         qtype: u16,
         dnssec: bool,
+        udp: bool,
         w: &mut MessageWriter<'_>,
     ) -> Answered {
         let mut qbuf = [0u8; 255];
         let qlower = canonical::lower_into(qname, &mut qbuf);
         w.set_aa(true);
         let mut o = Out::new(self, w, dnssec, qlower);
+        o.any_one = udp;
         let mut bufs = [[0u8; 255]; 2];
         let mut cur_len = qlower.len();
         bufs[0][..cur_len].copy_from_slice(qlower);
@@ -421,8 +430,13 @@ impl Zone {
                 if s.rtype != rtype::RRSIG {
                     let s = *s;
                     o.set(Section::Answer, cur, &s, None);
+                    if o.any_one {
+                        break;
+                    }
                 }
             }
+            // ANY is answered minimally beyond its RRsets: no additional-section addresses.
+            o.nextras = 0;
             o.positive(false, proof);
             return Step::Done;
         }

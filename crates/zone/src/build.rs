@@ -116,6 +116,7 @@ impl Zone {
                 hasher: FixedState::with_seed(0x5eed_2015_cafe_f00d),
                 nsec3: None,
                 records: 0,
+                signed: false,
             },
             nsec3_nodes: Vec::new(),
         };
@@ -433,6 +434,7 @@ impl Builder {
             z.sets[si].nextra = (extras.len() - start) as u16;
         }
         z.extras = extras;
+        z.signed = z.find_set(&z.nodes[0], rtype::DNSKEY).is_some();
         z.nsec3 = nsec3::chain(z, std::mem::take(&mut self.nsec3_nodes))?;
         z.names.shrink_to_fit();
         z.data.shrink_to_fit();

@@ -135,7 +135,7 @@ fn ask_with(z: &Zone, qname: &str, qtype: RecordType, dnssec: bool) -> (Message,
     let q = Query::parse(&packet).unwrap();
     let mut out = Vec::with_capacity(4096);
     let mut w = MessageWriter::reply(&q, &mut out, 0);
-    let a = z.answer(q.qname_bytes(), q.qtype(), dnssec, &mut w);
+    let a = z.answer(q.qname_bytes(), q.qtype(), dnssec, false, &mut w);
     w.finish();
     (Message::from_vec(&out).unwrap(), a)
 }

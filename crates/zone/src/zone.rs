@@ -81,6 +81,8 @@ pub struct Zone {
     pub(crate) hasher: FixedState,
     pub(crate) nsec3: Option<Nsec3>,
     pub(crate) records: usize,
+    /// The apex has a DNSKEY: DO queries get signatures and proofs.
+    pub(crate) signed: bool,
 }
 
 /// One record of a set, as stored.
@@ -118,9 +120,7 @@ impl Zone {
 
     /// Whether the zone is signed (its apex has a DNSKEY).
     pub fn is_signed(&self) -> bool {
-        self.node(0)
-            .map(|n| self.find_set(n, ringdns_wire::rtype::DNSKEY).is_some())
-            .unwrap_or(false)
+        self.signed
     }
 
     pub(crate) fn hash(&self, name: &[u8]) -> u64 {

@@ -26,7 +26,13 @@ impl File {
         let via = req.lookup();
         let dnssec = q.do_bit();
         let mut w = MessageWriter::reply(&q, req.reply, NOERROR);
-        let (target, len) = match zone.answer(q.qname_bytes(), q.qtype(), dnssec, &mut w) {
+        let (target, len) = match zone.answer(
+            q.qname_bytes(),
+            q.qtype(),
+            dnssec,
+            req.proto == ringdns_plugin::Proto::Udp,
+            &mut w,
+        ) {
             Answered::External { target, len } => (target, len as usize),
             // The zone changed between the passes and now answers alone.
             Answered::Done => {
@@ -49,10 +55,17 @@ impl File {
         match looked_up {
             None => w.set_rcode(SERVFAIL),
             Some(reply) => {
-                let rcode = header_rcode(&reply).unwrap_or(SERVFAIL);
+                // As CoreDNS's lookup result: NXDOMAIN and SERVFAIL carry over (RFC 6604);
+                // any other rcode (REFUSED: nothing serves the target) leaves the chain a
+                // NOERROR answer, negative when nothing was found.
+                let got = header_rcode(&reply).unwrap_or(SERVFAIL);
+                let rcode = match got {
+                    r @ (NXDOMAIN | SERVFAIL) => r,
+                    _ => NOERROR,
+                };
                 let appended = append_answers(&reply, &mut w);
                 w.set_rcode(rcode);
-                negative = rcode == NXDOMAIN || (rcode == NOERROR && appended == 0);
+                negative = got == NXDOMAIN || (got == NOERROR && appended == 0);
             }
         }
         let rcode = w.rcode();

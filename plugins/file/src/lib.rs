@@ -121,7 +121,13 @@ impl File {
             return Local::Status(Status::rcode(SERVFAIL));
         };
         let mut w = MessageWriter::reply(&q, req.reply, NOERROR);
-        let answered = zone.answer(q.qname_bytes(), q.qtype(), q.do_bit(), &mut w);
+        let answered = zone.answer(
+            q.qname_bytes(),
+            q.qtype(),
+            q.do_bit(),
+            req.proto == ringdns_plugin::Proto::Udp,
+            &mut w,
+        );
         if let Answered::External { .. } = answered {
             return Local::External;
         }
