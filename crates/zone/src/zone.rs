@@ -131,10 +131,6 @@ impl Zone {
         &self.names[n.name as usize..n.name as usize + n.name_len as usize]
     }
 
-    pub(crate) fn node(&self, i: u32) -> Option<&Node> {
-        self.nodes.get(i as usize)
-    }
-
     /// The node of a lower-case wire name.
     pub(crate) fn find(&self, lower: &[u8]) -> Option<u32> {
         let h = self.hash(lower);
