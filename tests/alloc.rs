@@ -752,3 +752,69 @@ fn dropping_and_slipping_allocate_nothing() {
         "{total} allocations in {ITERATIONS} limited queries"
     );
 }
+
+/// A zone for `file`: exact answers, additional addresses, a wildcard, a delegation, and
+/// names that do not exist.
+const ZONE: &str = "$ORIGIN example.org.\n$TTL 1h\n\
+@ IN SOA ns1 hostmaster 1 2h 30m 2w 5m\n@ IN NS ns1\n@ IN MX 10 mail\n\
+ns1 IN A 192.0.2.53\nmail IN A 192.0.2.25\nwww IN A 192.0.2.80\nalias IN CNAME www\n\
+*.apps IN A 192.0.2.81\nsub IN NS ns.sub\nns.sub IN A 192.0.2.200\n";
+
+#[test]
+fn authoritative_answers_from_file_allocate_nothing() {
+    let dir = std::env::temp_dir().join(format!("ringdns-alloc-file-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = dir.join("db.example.org");
+    std::fs::write(&db, ZONE).unwrap();
+    let core = core_for(&format!(
+        "example.org:53 {{\n    file {} {{\n        reload 0\n    }}\n}}\n",
+        db.display()
+    ));
+    let l = &core.listeners[0];
+    let mut reply = Vec::with_capacity(REPLY_CAPACITY);
+    let client = v4();
+    // (query, rcode, answers, additionals)
+    let cases = [
+        (common::query(0x1001, "www.example.org.", 1), 0, 1, 0),
+        (
+            common::query_full(0x1002, "WWW.Example.ORG.", 1, 1, EDNS),
+            0,
+            1,
+            1,
+        ),
+        (common::query(0x1003, "example.org.", 15), 0, 1, 1),
+        (common::query(0x1004, "alias.example.org.", 1), 0, 2, 0),
+        (common::query(0x1005, "x.apps.example.org.", 1), 0, 1, 0),
+        (common::query(0x1006, "host.sub.example.org.", 1), 0, 0, 1),
+        (common::query(0x1007, "nope.example.org.", 1), 3, 0, 0),
+        (common::query(0x1008, "www.example.org.", 28), 0, 0, 0),
+    ];
+    // Warm-up: the first snapshot read of a thread registers it with arc-swap.
+    for (q, ..) in &cases {
+        serve_inline(&core, l, q, false, client, Proto::Udp, &mut reply);
+    }
+    let mut total = 0;
+    for _ in 0..ITERATIONS {
+        for (q, rcode, an, ar) in &cases {
+            let (v, n) = counted(|| {
+                serve_inline(
+                    &core,
+                    l,
+                    black_box(q),
+                    false,
+                    client,
+                    Proto::Udp,
+                    &mut reply,
+                )
+            });
+            assert_eq!(v, Verdict::Send);
+            let h = ringdns::wire::Header::of(&reply).unwrap();
+            assert_eq!(h.rcode(), *rcode, "{q:?}");
+            assert_eq!(h.count(ringdns::wire::Section::Answer), *an, "{q:?}");
+            assert_eq!(h.count(ringdns::wire::Section::Additional), *ar, "{q:?}");
+            total += n;
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(total, 0, "file answers allocated {total} times");
+}
