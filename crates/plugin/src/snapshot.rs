@@ -59,8 +59,13 @@ pub fn poll_while<T: Send + Sync + 'static>(
     check: impl Fn(&T) + Send + 'static,
 ) -> std::io::Result<()> {
     let weak: Weak<T> = Arc::downgrade(owner);
+    // A thread name may hold no NUL (std panics on one); names come from the Corefile.
+    let name: String = name
+        .chars()
+        .map(|c| if c.is_control() { '_' } else { c })
+        .collect();
     std::thread::Builder::new()
-        .name(name.to_string())
+        .name(name)
         .spawn(move || {
             let step = Duration::from_millis(100).min(interval);
             let mut due = Instant::now() + interval;
@@ -95,6 +100,19 @@ mod tests {
         assert_eq!(**held, 1);
         assert_eq!(**s.load(), 2);
         assert_eq!(*s.load_full(), 2);
+    }
+
+    #[test]
+    fn a_name_with_a_nul_byte_starts_a_poller() {
+        // The fuzzer's find: a zone name from the Corefile with a NUL in it.
+        let owner = Arc::new(());
+        poll_while(
+            "file-reload-r\0}dom",
+            Duration::from_secs(60),
+            &owner,
+            |_| {},
+        )
+        .unwrap();
     }
 
     #[test]
