@@ -7,20 +7,25 @@
 # UPSTREAM_CPU), asked names that are each asked once, so every query goes upstream.
 # WORKLOAD=cache: caching forwarders in front of the same NSD, each first asked every one of
 # CACHE_NAMES existing names once (unmeasured), then measured on those names looped: all hits.
+# WORKLOAD=auth: authoritative servers (ringdns's file, NSD, Knot) answering from one
+# generated zone (auth_zone.py, auth.sh): names, CNAMEs, wildcards, referrals, NXDOMAIN.
 set -euo pipefail
 
 BENCH=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(dirname "$BENCH")
 # shellcheck source=lib.sh
 source "$BENCH/lib.sh"
+# shellcheck source=auth.sh
+source "$BENCH/auth.sh"
 
 # ---- knobs (environment) --------------------------------------------------------------------
-WORKLOAD=${WORKLOAD:-whoami} # whoami | forward | cache
+WORKLOAD=${WORKLOAD:-whoami} # whoami | forward | cache | auth
 case $WORKLOAD in
   whoami) DEFAULT_SERVERS="echo ringdns-whoami" DEFAULT_LATENCY=0 ;;
   forward) DEFAULT_SERVERS="echo ringdns-fwd dnsdist-fwd unbound-fwd" DEFAULT_LATENCY=1 ;;
   cache) DEFAULT_SERVERS="echo echo-df ringdns-cache dnsdist-cache unbound-cache" DEFAULT_LATENCY=1 ;;
-  *) echo "run.sh: WORKLOAD must be whoami, forward or cache (got '$WORKLOAD')" >&2; exit 1 ;;
+  auth) DEFAULT_SERVERS="echo ringdns-auth nsd-auth knot-auth" DEFAULT_LATENCY=1 ;;
+  *) echo "run.sh: WORKLOAD must be whoami, forward, cache or auth (got '$WORKLOAD')" >&2; exit 1 ;;
 esac
 SERVERS=${SERVERS:-$DEFAULT_SERVERS}      # run order within a round; keep echo first
 DURATION=${DURATION:-10}                  # dnsperf -l, seconds per measured run
@@ -34,6 +39,8 @@ FWD_ZONE_A=${FWD_ZONE_A:-100000}          # forward: hI A records in the zone (m
 FWD_NAMES=${FWD_NAMES:-2000000}           # forward: distinct names hI queried, each once
 FWD_WARM_NAMES=${FWD_WARM_NAMES:-200000}  # forward: of those, the ones kept for warm-ups
 CACHE_NAMES=${CACHE_NAMES:-2000}          # cache: distinct names (all in the zone), looped
+AUTH_NAMES=${AUTH_NAMES:-100000}          # auth: names of the generated zone (auth_zone.py)
+AUTH_QUERIES=${AUTH_QUERIES:-200000}      # auth: lines of the query file, looped
 LATENCY=${LATENCY:-$DEFAULT_LATENCY}      # 1: dnsperf -v, for p50/p99 latency
 DNSPERF_EXTRA=${DNSPERF_EXTRA:-}          # extra dnsperf args, word-split
 SERVER_CPU=${SERVER_CPU:-1}
@@ -55,7 +62,7 @@ die() { echo "run.sh: $*" >&2; exit 1; }
 note() { echo "run.sh: $*" >&2; }
 
 for v in DURATION RUNS WARMUP CLIENTS THREADS OUTSTANDING QUERIES BASE_PORT UPSTREAM_PORT \
-  FWD_ZONE_A FWD_NAMES FWD_WARM_NAMES CACHE_NAMES LATENCY; do
+  FWD_ZONE_A FWD_NAMES FWD_WARM_NAMES CACHE_NAMES LATENCY AUTH_NAMES AUTH_QUERIES; do
   [[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a non-negative integer (got '${!v}')"
 done
 ((RUNS >= 1 && DURATION >= 1 && QUERIES >= 1)) || die "RUNS, DURATION and QUERIES must be >= 1"
@@ -80,7 +87,9 @@ if [[ $WORKLOAD != whoami ]]; then
   need nsd nsd
   [[ " $SERVERS " == *" dnsdist-"* ]] && need dnsdist dnsdist
   [[ " $SERVERS " == *" unbound-"* ]] && need unbound unbound
+  [[ " $SERVERS " == *" knot-"* ]] && need knotd knot
 fi
+[[ $WORKLOAD == auth ]] && need python3 python3
 stop_services() {
   local svc
   for svc in "$@"; do
@@ -98,7 +107,7 @@ if ((${#PKGS[@]})); then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${PKGS[@]}" >/dev/null
   for p in "${PKGS[@]}"; do
     case $p in
-      nsd | dnsdist) stop_services "$p" ;;
+      nsd | dnsdist | knot) stop_services "$p" ;;
       unbound) stop_services unbound unbound-resolvconf ;;
     esac
   done
@@ -158,6 +167,10 @@ elif [[ $WORKLOAD == cache ]]; then
   note "generating bench.test. ($FWD_ZONE_A A names + 45k others + a wildcard, TTL 3600) and $CACHE_NAMES query names"
   fwd_zone "$FWD_ZONE_A" >"$WORK/bench.test.zone"
   fwd_queries "$CACHE_NAMES" >"$QFILE" # h0..h(CACHE_NAMES-1), all A records of the zone
+elif [[ $WORKLOAD == auth ]]; then
+  note "generating bench.test. ($AUTH_NAMES names: A/AAAA, MX, CNAMEs, TXT, wildcards, delegations with glue) and $AUTH_QUERIES queries"
+  auth_files "$WORK" "$AUTH_NAMES" "$AUTH_QUERIES"
+  AUTH_ZONE=$WORK/auth.zone
 else
   awk -v n="$QUERIES" 'BEGIN { for (i = 0; i < n; i++) printf "name%d.bench.test A\n", i }' >"$QFILE"
 fi
@@ -180,7 +193,7 @@ done
 
 # ---- forward, cache: the upstream, one NSD for the whole run ---------------------------------
 # Not counted: only the forwarder's own CPU time is. Its CPU time is shown as up_us/q.
-if [[ $WORKLOAD != whoami ]]; then
+if [[ $WORKLOAD == forward || $WORKLOAD == cache ]]; then
   ! port_answers "$UPSTREAM_PORT" || die "something already answers on 127.0.0.1:$UPSTREAM_PORT (set UPSTREAM_PORT)"
   SRV_CMD=()
   nsd_cmd "$UPSTREAM_PORT" "$WORK"
@@ -206,14 +219,15 @@ measure() {
     return 1
   fi
   # forwarders must resolve the probe name through the upstream before the load starts,
-  # and read the query file once (the echo has no cache: it may loop the file).
+  # and read the query file once (the echo has no cache: it may loop the file); an
+  # authoritative server must answer it from its zone (loaded).
   if [[ $WORKLOAD != whoami && $name != echo* ]]; then
     expect=127.0.0.2 passes=("${PASSES[@]}")
   fi
   "${fn}_cmd" "$port" "$WORK"
   taskset -c "$SERVER_CPU" "${SRV_CMD[@]}" >"$WORK/$name.$round.log" 2>&1 &
   pid=$!
-  STARTED_PIDS+=("$pid")
+  if srv_forks "$name"; then STARTED_TREES+=("$pid"); else STARTED_PIDS+=("$pid"); fi
   if ! wait_answers "$port" "$pid" "$expect"; then
     note "$name did not answer${expect:+ ready.bench.test} on 127.0.0.1:$port; log tail:"
     tail -n 5 "$WORK/$name.$round.log" >&2 || true
@@ -238,7 +252,7 @@ measure() {
   fi
   ((LATENCY)) && perf+=(-v)
   out=$WORK/dnsperf.$name.$round.txt
-  t0=$(cpu_ticks "$pid")
+  t0=$(srv_ticks "$name" "$pid")
   u0=$(tree_cpu_ticks "${UPSTREAM_TREE[@]}")
   s0=$(softirq_ticks "$SERVER_CPU")
   "${perf[@]}" -d "$QFILE" -l "$DURATION" >"$out" 2>&1 &
@@ -251,7 +265,7 @@ measure() {
     stop_all
     return 1
   fi
-  t1=$(cpu_ticks "$pid")
+  t1=$(srv_ticks "$name" "$pid")
   u1=$(tree_cpu_ticks "${UPSTREAM_TREE[@]}")
   s1=$(softirq_ticks "$SERVER_CPU")
   stop_all
@@ -294,6 +308,8 @@ if [[ $WORKLOAD == forward ]]; then
   echo "# upstream: NSD $(nsd -v 2>&1 | awk '/^NSD version/ { print $3; exit }') on 127.0.0.1:$UPSTREAM_PORT, CPU $UPSTREAM_CPU, bench.test. with $FWD_ZONE_A A names, 45k others and a wildcard; $MEASURED_NAMES unique names per measured run, $FWD_WARM_NAMES for warm-ups"
 elif [[ $WORKLOAD == cache ]]; then
   echo "# upstream: NSD $(nsd -v 2>&1 | awk '/^NSD version/ { print $3; exit }') on 127.0.0.1:$UPSTREAM_PORT, CPU $UPSTREAM_CPU, bench.test. with $FWD_ZONE_A A names (TTL 3600), 45k others and a wildcard; $CACHE_NAMES existing names, each asked once before the warm-up (cache fill), then looped: every measured query a cache hit"
+elif [[ $WORKLOAD == auth ]]; then
+  echo "# zone bench.test.: $(grep -vc '^\$' "$AUTH_ZONE") records from $AUTH_NAMES names (auth_zone.py); $MEASURED_NAMES queries looped: 45 % existing names, 15 % CNAMEs, 15 % wildcard expansions, 15 % referrals, 10 % NXDOMAIN${NAMES[*]:+; $(for n in "${NAMES[@]}"; do case $n in nsd-*) printf 'NSD %s ' "$(nsd -v 2>&1 | awk '/^NSD version/ { print $3; exit }')" ;; knot-*) printf 'Knot %s ' "$(knotd -V 2>&1 | awk '{ print $NF; exit }')" ;; esac; done)}"
 else
   echo "# $QUERIES names, looped"
 fi
