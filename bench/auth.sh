@@ -11,24 +11,6 @@
 
 AUTH_ZONE=${AUTH_ZONE:-}
 
-# Servers whose started PID is the root of a process tree (NSD forks: the PID started becomes
-# xfrd, whose child "main" forks the server process). run.sh counts the CPU time of the whole
-# tree for them and stops them with stop_tree.
-STARTED_TREES=()
-
-# stop_all, as in lib.sh, and the process trees of forking servers as well.
-stop_all() {
-  local pid
-  for pid in "${STARTED_PIDS[@]}"; do
-    stop_pid "$pid"
-  done
-  STARTED_PIDS=()
-  for pid in "${STARTED_TREES[@]}"; do
-    stop_tree "$pid"
-  done
-  STARTED_TREES=()
-}
-
 # srv_forks NAME: whether the server NAME's started PID is the root of a process tree.
 srv_forks() {
   [[ $1 == nsd-* ]]

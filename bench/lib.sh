@@ -11,6 +11,10 @@
 # ---- process bookkeeping --------------------------------------------------------------------
 
 STARTED_PIDS=()
+# Servers whose started PID is the root of a process tree (NSD forks: the PID started becomes
+# xfrd, whose child "main" forks the server process): their CPU time is the whole tree's, and
+# stop_all stops them with stop_tree.
+STARTED_TREES=()
 
 # stop_pid PID: TERM, wait up to ~3 s, then KILL. Only ever PIDs this script started.
 stop_pid() {
@@ -56,6 +60,28 @@ stop_all() {
     stop_pid "$pid"
   done
   STARTED_PIDS=()
+  for pid in "${STARTED_TREES[@]}"; do
+    stop_tree "$pid"
+  done
+  STARTED_TREES=()
+}
+
+# pick_servers NAMES...: NAMES and PORTS (BASE_PORT + position) of the servers whose
+# srv_NAME_check passes; dies when a name is unknown, none can run, or a port is taken.
+pick_servers() {
+  local i name fn all=("$@")
+  NAMES=() PORTS=()
+  for i in "${!all[@]}"; do
+    name=${all[i]} fn=srv_${all[i]//-/_}
+    declare -F "${fn}_check" >/dev/null || die "unknown server '$name' (no ${fn}_check)"
+    if "${fn}_check"; then
+      NAMES+=("$name") PORTS+=($((BASE_PORT + i)))
+    fi
+  done
+  ((${#NAMES[@]})) || die "no server can run"
+  for i in "${!NAMES[@]}"; do
+    ! port_answers "${PORTS[i]}" || die "something already answers on 127.0.0.1:${PORTS[i]} (set BASE_PORT)"
+  done
 }
 
 # cpu_ticks PID: utime+stime of all the process's threads, in clock ticks.

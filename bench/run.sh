@@ -178,18 +178,7 @@ MEASURED_NAMES=$(wc -l <"$QFILE")
 
 # ---- which servers run ----------------------------------------------------------------------
 read -r -a ALL <<<"$SERVERS"
-NAMES=() PORTS=()
-for i in "${!ALL[@]}"; do
-  name=${ALL[i]} fn=srv_${ALL[i]//-/_}
-  declare -F "${fn}_check" >/dev/null || die "unknown server '$name' (no ${fn}_check in lib.sh)"
-  if "${fn}_check"; then
-    NAMES+=("$name") PORTS+=($((BASE_PORT + i)))
-  fi
-done
-((${#NAMES[@]})) || die "no server can run"
-for i in "${!NAMES[@]}"; do
-  ! port_answers "${PORTS[i]}" || die "something already answers on 127.0.0.1:${PORTS[i]} (set BASE_PORT)"
-done
+pick_servers "${ALL[@]}"
 
 # ---- forward, cache: the upstream, one NSD for the whole run ---------------------------------
 # Not counted: only the forwarder's own CPU time is. Its CPU time is shown as up_us/q.

@@ -56,18 +56,7 @@ python3 "$BENCH/auth_zone.py" --zone "$WORK/big.zone" --records "$RECORDS"
 python3 "$BENCH/auth_zone.py" --zone "$WORK/small.zone" --names 100
 
 read -r -a ALL <<<"$SERVERS"
-NAMES=() PORTS=()
-for i in "${!ALL[@]}"; do
-  name=${ALL[i]} fn=srv_${ALL[i]//-/_}
-  declare -F "${fn}_check" >/dev/null || die "unknown server '$name' (no ${fn}_check in auth.sh)"
-  if "${fn}_check"; then
-    NAMES+=("$name") PORTS+=($((BASE_PORT + i)))
-  fi
-done
-((${#NAMES[@]})) || die "no server can run"
-for i in "${!NAMES[@]}"; do
-  ! port_answers "${PORTS[i]}" || die "something already answers on 127.0.0.1:${PORTS[i]} (set BASE_PORT)"
-done
+pick_servers "${ALL[@]}"
 
 # kb FIELD PID: a field of /proc/PID/status, in kB (0 if gone).
 kb() { awk -v f="$1:" '$1 == f { print $2; found = 1 } END { if (!found) print 0 }' "/proc/$2/status" 2>/dev/null || echo 0; }

@@ -531,41 +531,47 @@ fn a_cache_hit_counted_by_prometheus_allocates_nothing() {
     );
 }
 
-fn cache_hits_allocate_nothing(corefile: &str) {
-    let core = core_for(corefile);
+/// Serves each of `queries` once (warm-up: a miss the cache then stores, a thread's first
+/// snapshot read, which registers it with arc-swap), then `ITERATIONS` times more, each reply
+/// checked by `check(index, reply)`; returns the allocations of those later passes.
+fn allocations_serving(
+    core: &CoreServer<ringdns::chain::Chain>,
+    queries: &[Vec<u8>],
+    check: impl Fn(usize, &[u8]),
+) -> u64 {
     let l = &core.listeners[0];
     let mut reply = Vec::with_capacity(REPLY_CAPACITY);
     let client = v4();
+    for q in queries {
+        let v = serve_inline(core, l, q, false, client, Proto::Udp, &mut reply);
+        assert_eq!(v, Verdict::Send);
+    }
+    let mut total = 0;
+    for _ in 0..ITERATIONS {
+        for (i, q) in queries.iter().enumerate() {
+            let (v, n) = counted(|| {
+                serve_inline(core, l, black_box(q), false, client, Proto::Udp, &mut reply)
+            });
+            assert_eq!(v, Verdict::Send);
+            check(i, &reply);
+            total += n;
+        }
+    }
+    total
+}
+
+fn cache_hits_allocate_nothing(corefile: &str) {
+    let core = core_for(corefile);
     let queries = [
         common::query(0x1111, "hit.example.org.", 1),
         common::query_full(0x2222, "Hit.Example.Org.", 1, 1, EDNS),
         common::query(0x3333, "other.example.net.", 28),
     ];
-    // Misses: the replies are stored.
-    for q in &queries {
-        let v = serve_inline(&core, l, q, false, client, Proto::Udp, &mut reply);
-        assert_eq!(v, Verdict::Send);
-    }
-    let mut total = 0;
-    for _ in 0..ITERATIONS {
-        for q in &queries {
-            let (v, n) = counted(|| {
-                serve_inline(
-                    &core,
-                    l,
-                    black_box(q),
-                    false,
-                    client,
-                    Proto::Udp,
-                    &mut reply,
-                )
-            });
-            assert_eq!(v, Verdict::Send);
-            assert_eq!(&reply[..2], &q[..2], "the query's ID");
-            assert_eq!(reply[2] & 0x04, 0, "AA cleared on hits");
-            total += n;
-        }
-    }
+    // The warm-up misses store the replies; every later pass is a hit.
+    let total = allocations_serving(&core, &queries, |i, reply| {
+        assert_eq!(&reply[..2], &queries[i][..2], "the query's ID");
+        assert_eq!(reply[2] & 0x04, 0, "AA cleared on hits");
+    });
     assert_eq!(
         total,
         0,
@@ -760,6 +766,17 @@ const ZONE: &str = "$ORIGIN example.org.\n$TTL 1h\n\
 ns1 IN A 192.0.2.53\nmail IN A 192.0.2.25\nwww IN A 192.0.2.80\nalias IN CNAME www\n\
 *.apps IN A 192.0.2.81\nsub IN NS ns.sub\nns.sub IN A 192.0.2.200\n";
 
+/// What a reply's header must say: rcode, answer count, additional count.
+fn check_counts(expected: &[(u8, u16, u16)]) -> impl Fn(usize, &[u8]) + '_ {
+    move |i, reply| {
+        let h = ringdns::wire::Header::of(reply).unwrap();
+        let (rcode, an, ar) = expected[i];
+        assert_eq!(h.rcode(), rcode, "query {i}");
+        assert_eq!(h.count(ringdns::wire::Section::Answer), an, "query {i}");
+        assert_eq!(h.count(ringdns::wire::Section::Additional), ar, "query {i}");
+    }
+}
+
 #[test]
 fn authoritative_answers_from_file_allocate_nothing() {
     let dir = std::env::temp_dir().join(format!("ringdns-alloc-file-{}", std::process::id()));
@@ -770,51 +787,69 @@ fn authoritative_answers_from_file_allocate_nothing() {
         "example.org:53 {{\n    file {} {{\n        reload 0\n    }}\n}}\n",
         db.display()
     ));
-    let l = &core.listeners[0];
-    let mut reply = Vec::with_capacity(REPLY_CAPACITY);
-    let client = v4();
-    // (query, rcode, answers, additionals)
-    let cases = [
-        (common::query(0x1001, "www.example.org.", 1), 0, 1, 0),
-        (
-            common::query_full(0x1002, "WWW.Example.ORG.", 1, 1, EDNS),
-            0,
-            1,
-            1,
-        ),
-        (common::query(0x1003, "example.org.", 15), 0, 1, 1),
-        (common::query(0x1004, "alias.example.org.", 1), 0, 2, 0),
-        (common::query(0x1005, "x.apps.example.org.", 1), 0, 1, 0),
-        (common::query(0x1006, "host.sub.example.org.", 1), 0, 0, 1),
-        (common::query(0x1007, "nope.example.org.", 1), 3, 0, 0),
-        (common::query(0x1008, "www.example.org.", 28), 0, 0, 0),
+    let queries = [
+        common::query(0x1001, "www.example.org.", 1),
+        common::query_full(0x1002, "WWW.Example.ORG.", 1, 1, EDNS),
+        common::query(0x1003, "example.org.", 15),
+        common::query(0x1004, "alias.example.org.", 1),
+        common::query(0x1005, "x.apps.example.org.", 1),
+        common::query(0x1006, "host.sub.example.org.", 1),
+        common::query(0x1007, "nope.example.org.", 1),
+        common::query(0x1008, "www.example.org.", 28),
     ];
-    // Warm-up: the first snapshot read of a thread registers it with arc-swap.
-    for (q, ..) in &cases {
-        serve_inline(&core, l, q, false, client, Proto::Udp, &mut reply);
-    }
-    let mut total = 0;
-    for _ in 0..ITERATIONS {
-        for (q, rcode, an, ar) in &cases {
-            let (v, n) = counted(|| {
-                serve_inline(
-                    &core,
-                    l,
-                    black_box(q),
-                    false,
-                    client,
-                    Proto::Udp,
-                    &mut reply,
-                )
-            });
-            assert_eq!(v, Verdict::Send);
-            let h = ringdns::wire::Header::of(&reply).unwrap();
-            assert_eq!(h.rcode(), *rcode, "{q:?}");
-            assert_eq!(h.count(ringdns::wire::Section::Answer), *an, "{q:?}");
-            assert_eq!(h.count(ringdns::wire::Section::Additional), *ar, "{q:?}");
-            total += n;
-        }
-    }
+    // (rcode, answers, additionals)
+    let expected = [
+        (0, 1, 0),
+        (0, 1, 1),
+        (0, 1, 1),
+        (0, 2, 0),
+        (0, 1, 0),
+        (0, 0, 1),
+        (3, 0, 0),
+        (0, 0, 0),
+    ];
+    let total = allocations_serving(&core, &queries, check_counts(&expected));
     let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(total, 0, "file answers allocated {total} times");
+}
+
+/// A hosts file: names, an IPv6 address, a wildcard.
+const HOSTS: &str = "10.0.0.1 www.example.org www\n2001:db8::1 www.example.org\n\
+                     10.0.0.3 *.apps.example.org\n";
+
+#[test]
+fn hosts_answers_allocate_nothing() {
+    let dir = std::env::temp_dir().join(format!("ringdns-alloc-hosts-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let hosts = dir.join("hosts");
+    std::fs::write(&hosts, HOSTS).unwrap();
+    let core = core_for(&format!(
+        ".:53 {{\n hosts {} {{\n  10.0.0.9 inline.test\n  reload 0\n }}\n}}\n",
+        hosts.display()
+    ));
+    let ptr_v6 = "1.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.8.b.d.0.1.0.0.2.ip6.arpa.";
+    // NODATA, a wildcard, PTR v4 and v6, inline, and a SERVFAIL (an unknown name).
+    let queries = [
+        common::query(1, "WWW.example.org.", 1),
+        common::query(2, "www.example.org.", 28),
+        common::query(3, "www.example.org.", 15),
+        common::query(4, "x.apps.example.org.", 1),
+        common::query(5, "1.0.0.10.in-addr.arpa.", 12),
+        common::query(6, ptr_v6, 12),
+        common::query(7, "inline.test.", 1),
+        common::query(8, "nothere.test.", 1),
+    ];
+    let expected = [
+        (0, 1, 0),
+        (0, 1, 0),
+        (0, 0, 0),
+        (0, 1, 0),
+        (0, 2, 0),
+        (0, 1, 0),
+        (0, 1, 0),
+        (2, 0, 0),
+    ];
+    let total = allocations_serving(&core, &queries, check_counts(&expected));
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(total, 0, "hosts allocated {total} times on the query path");
 }

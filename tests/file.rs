@@ -38,18 +38,11 @@ fn a_records(m: &Message) -> Vec<String> {
     v
 }
 
-fn start(dir: &TempDir, corefile: impl Fn(u16) -> String) -> Server {
-    let _ = dir;
-    Server::start(corefile)
-}
-
 #[test]
 fn answers_authoritatively_over_udp_and_tcp() {
     let dir = TempDir::new();
     let db = dir.write("db.example.org", &zone(1, "192.0.2.80"));
-    let s = start(&dir, |p| {
-        format!("example.org:{p} {{\n    file {}\n}}\n", db.display())
-    });
+    let s = Server::start(|p| format!("example.org:{p} {{\n    file {}\n}}\n", db.display()));
     let m = ask(s.port, &query(1, "WWW.example.org.", A));
     assert_eq!(m.metadata.response_code, ResponseCode::NoError);
     assert!(m.metadata.authoritative);
@@ -72,7 +65,7 @@ fn answers_authoritatively_over_udp_and_tcp() {
 fn a_changed_serial_is_swapped_in_and_a_broken_file_keeps_the_old_zone() {
     let dir = TempDir::new();
     let db = dir.write("db.example.org", &zone(1, "192.0.2.80"));
-    let s = start(&dir, |p| {
+    let s = Server::start(|p| {
         format!(
             "example.org:{p} {{\n    file {} {{\n        reload 1s\n    }}\n}}\n",
             db.display()
@@ -143,7 +136,7 @@ fn a_missing_file_is_fatal_without_reload_and_awaited_with_it() {
         db.display()
     ));
     assert_eq!(code, 1, "{err}");
-    let s = start(&dir, |p| {
+    let s = Server::start(|p| {
         format!(
             "example.org:{p} {{\n    file {} {{\n        reload 1s\n    }}\n}}\n",
             db.display()
@@ -167,7 +160,7 @@ fn cname_targets_outside_the_zone_are_looked_up_through_the_server() {
     let dir = TempDir::new();
     let org = dir.write("db.example.org", &zone(1, "192.0.2.80"));
     let net = dir.write("db.example.net", NET);
-    let s = start(&dir, |p| {
+    let s = Server::start(|p| {
         format!(
             "example.org:{p} {{\n    file {}\n}}\nexample.net:{p} {{\n    file {}\n}}\n",
             org.display(),
@@ -197,12 +190,10 @@ fn cname_targets_outside_the_zone_are_looked_up_through_the_server() {
 fn names_not_in_the_zone_are_refused_and_fallthrough_goes_on() {
     let dir = TempDir::new();
     let db = dir.write("db.example.org", &zone(1, "192.0.2.80"));
-    let s = start(&dir, |p| {
-        format!(".:{p} {{\n    file {} example.org\n}}\n", db.display())
-    });
+    let s = Server::start(|p| format!(".:{p} {{\n    file {} example.org\n}}\n", db.display()));
     let m = ask(s.port, &query(1, "example.com.", A));
     assert_eq!(m.metadata.response_code, ResponseCode::Refused);
-    let s2 = start(&dir, |p| {
+    let s2 = Server::start(|p| {
         format!(
             "example.org:{p} {{\n    file {} {{\n        fallthrough\n    }}\n    whoami\n}}\n",
             db.display()

@@ -130,11 +130,16 @@ impl<'a, 'b, 'z> Out<'a, 'b, 'z> {
             }
         }
         if sec == Section::Answer {
-            for &n in &z.extras[s.extra as usize..s.extra as usize + s.nextra as usize] {
-                if self.nextras < self.extras.len() && !self.extras[..self.nextras].contains(&n) {
-                    self.extras[self.nextras] = n;
-                    self.nextras += 1;
-                }
+            self.want_extras(s);
+        }
+    }
+
+    /// Notes the nodes whose addresses go into additional with set `s` (each once).
+    fn want_extras(&mut self, s: &Set) {
+        for &n in self.z.extras_of(s) {
+            if self.nextras < self.extras.len() && !self.extras[..self.nextras].contains(&n) {
+                self.extras[self.nextras] = n;
+                self.nextras += 1;
             }
         }
     }
@@ -362,7 +367,8 @@ impl Zone {
         if let Some(i) = self.find(cur) {
             let f = self.nodes[i as usize].flags;
             if f & flag::OCCLUDED == 0 && (f & flag::CUT == 0 || qtype == rtype::DS) {
-                return self.exact(o, cur, i, qtype, next);
+                let n = self.nodes[i as usize];
+                return self.data(o, cur, &n, qtype, next, None);
             }
         }
         // Walk down from the apex: a delegation or a DNAME above the name decides.
@@ -394,19 +400,8 @@ impl Zone {
             }
             ce = i;
         }
-        self.exact(o, cur, ce, qtype, next)
-    }
-
-    /// The name exists (as data or as an empty non-terminal).
-    fn exact(
-        &self,
-        o: &mut Out<'_, '_, '_>,
-        cur: &[u8],
-        i: u32,
-        qtype: u16,
-        next: &mut [u8; 255],
-    ) -> Step {
-        let n = self.nodes[i as usize];
+        // The whole name exists (as data or as an empty non-terminal).
+        let n = self.nodes[ce as usize];
         self.data(o, cur, &n, qtype, next, None)
     }
 
@@ -579,16 +574,10 @@ impl Zone {
         if let Some(s) = self.find_set(&n, rtype::NS) {
             let s = *s;
             // NS at a delegation is not signed; its glue goes to additional.
-            let z = self;
-            for rr in z.rrs(&s) {
+            for rr in self.rrs(&s) {
                 o.push(Section::Authority, name, rtype::NS, rr.ttl, rr.rdata);
             }
-            for &e in &z.extras[s.extra as usize..s.extra as usize + s.nextra as usize] {
-                if o.nextras < o.extras.len() && !o.extras[..o.nextras].contains(&e) {
-                    o.extras[o.nextras] = e;
-                    o.nextras += 1;
-                }
-            }
+            o.want_extras(&s);
         }
         if o.dnssec && !o.node_set(Section::Authority, name, &n, rtype::DS) {
             if self.nsec3.is_some() {

@@ -227,6 +227,27 @@ struct Parser {
 }
 
 /// A token for a message: lossy UTF-8, at most 80 characters.
+/// The one argument of a `$ORIGIN` or `$TTL` line: `{directive} needs {what}` when there
+/// is none.
+fn only_arg<'t>(
+    st: &FileState<'_>,
+    line: u32,
+    toks: &'t [Token<'t>],
+    directive: &str,
+    what: &str,
+) -> Result<&'t Token<'t>, ParseError> {
+    let t = toks
+        .get(1)
+        .ok_or_else(|| st.err(line, format!("{directive} needs {what}")))?;
+    if let Some(extra) = toks.get(2) {
+        return Err(st.err(
+            line,
+            format!("garbage after {directive}: \"{}\"", show(extra.text)),
+        ));
+    }
+    Ok(t)
+}
+
 fn show(tok: &[u8]) -> String {
     let s = String::from_utf8_lossy(tok);
     if s.chars().count() > 80 {
@@ -270,29 +291,13 @@ impl Parser {
     ) -> Result<(), ParseError> {
         let d = toks[0].text;
         if d.eq_ignore_ascii_case(b"$ORIGIN") {
-            let t = toks
-                .get(1)
-                .ok_or_else(|| st.err(line, "$ORIGIN needs a name"))?;
-            if toks.len() > 2 {
-                return Err(st.err(
-                    line,
-                    format!("garbage after $ORIGIN: \"{}\"", show(toks[2].text)),
-                ));
-            }
+            let t = only_arg(st, line, toks, "$ORIGIN", "a name")?;
             let mut o = Vec::with_capacity(t.text.len() + st.origin.len() + 1);
             name::to_wire(t.text, &st.origin, &mut o)
                 .map_err(|e| st.err(line, format!("bad $ORIGIN name \"{}\": {e}", show(t.text))))?;
             st.origin = o;
         } else if d.eq_ignore_ascii_case(b"$TTL") {
-            let t = toks
-                .get(1)
-                .ok_or_else(|| st.err(line, "$TTL needs a TTL"))?;
-            if toks.len() > 2 {
-                return Err(st.err(
-                    line,
-                    format!("garbage after $TTL: \"{}\"", show(toks[2].text)),
-                ));
-            }
+            let t = only_arg(st, line, toks, "$TTL", "a TTL")?;
             let v = ttl::parse(t.text)
                 .ok_or_else(|| st.err(line, format!("bad TTL \"{}\"", show(t.text))))?;
             st.ttl = TtlState {

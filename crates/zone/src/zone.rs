@@ -165,6 +165,11 @@ impl Zone {
         })
     }
 
+    /// The nodes whose addresses go into additional with a set.
+    pub(crate) fn extras_of(&self, s: &Set) -> &[u32] {
+        &self.extras[s.extra as usize..s.extra as usize + s.nextra as usize]
+    }
+
     /// The first record of a set.
     pub(crate) fn first_rr(&self, s: &Set) -> Rr<'_> {
         self.rrs(s).next().expect("sets are never empty")
@@ -183,19 +188,5 @@ impl Zone {
             }
         }
         None
-    }
-
-    /// Every record, owners in canonical order (the apex first) and the NSEC3 chain
-    /// last: what a zone transfer sends, between two copies of the SOA.
-    pub fn for_each_record(&self, mut f: impl FnMut(&[u8], u16, u16, u32, &[u8])) {
-        let nsec3_nodes = self.nsec3.as_ref().map(|c| &c.nodes[..]).unwrap_or(&[]);
-        for n in self.nodes.iter().chain(nsec3_nodes) {
-            let name = self.name_of(n);
-            for s in self.sets_of(n) {
-                for rr in self.rrs(s) {
-                    f(name, s.rtype, self.class, rr.ttl, rr.rdata);
-                }
-            }
-        }
     }
 }
