@@ -1,5 +1,6 @@
 //! CoreDNS's `fallthrough [ZONES...]` (`plugin/pkg/fall`), shared by authoritative plugins.
 
+use crate::normalize::normalize_exact;
 use crate::wire::{Name, name_to_wire};
 
 /// Which names a plugin passes on to the next plugin instead of answering negatively.
@@ -10,17 +11,22 @@ pub struct Fallthrough {
 }
 
 impl Fallthrough {
-    /// Parses the arguments of a `fallthrough` line: none means every name.
+    /// Parses the arguments of a `fallthrough` line: none means every name. Each zone is
+    /// normalised as CoreDNS's `SetZonesFromArgs` does (`plugin.Host(z).NormalizeExact()`):
+    /// lower-case, fully qualified, and a CIDR gives its reverse zones.
     pub fn parse(args: &[String]) -> Result<Self, String> {
         if args.is_empty() {
             return Ok(Fallthrough {
                 zones: vec![vec![0]],
             });
         }
-        let zones = args
-            .iter()
-            .map(|a| name_to_wire(a).map_err(|e| format!("invalid fallthrough zone '{a}': {e}")))
-            .collect::<Result<_, _>>()?;
+        let mut zones = Vec::new();
+        for a in args {
+            let bad = |e: &dyn std::fmt::Display| format!("invalid fallthrough zone '{a}': {e}");
+            for z in normalize_exact(a).map_err(|e| bad(&e))? {
+                zones.push(name_to_wire(&z).map_err(|e| bad(&e))?);
+            }
+        }
         Ok(Fallthrough { zones })
     }
 
@@ -57,6 +63,13 @@ mod tests {
         assert!(f.through(&Name::from_wire(&name("1.0.0.10.in-addr.arpa.")).unwrap()));
         assert!(f.through(&Name::from_wire(&name("www.example.org.")).unwrap()));
         assert!(!f.through(&Name::from_wire(&name("www.example.net.")).unwrap()));
+    }
+
+    #[test]
+    fn a_cidr_stands_for_its_reverse_zones() {
+        let f = Fallthrough::parse(&["10.0.0.0/8".into()]).unwrap();
+        assert!(f.through(&Name::from_wire(&name("4.3.2.10.in-addr.arpa.")).unwrap()));
+        assert!(!f.through(&Name::from_wire(&name("4.3.2.11.in-addr.arpa.")).unwrap()));
     }
 
     #[test]
