@@ -305,10 +305,12 @@ impl Zone {
             } else {
                 (&b[0][..cur_len], &mut a[0])
             };
-            seen[step] = self.hash(cur);
             match self.step(&mut o, cur, qtype, next, step == 0) {
                 Step::Done => return Answered::Done,
                 Step::Follow(len) => {
+                    // Hashed only when a chain goes on: a plain answer pays nothing for
+                    // loop detection.
+                    seen[step] = self.hash(cur);
                     let target = &next[..len];
                     if !canonical::is_at_or_below(target, &self.origin) {
                         // The chain leaves the zone: the caller looks further, appends
