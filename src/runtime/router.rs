@@ -102,23 +102,8 @@ mod tests {
     }
 
     fn q(r: &Router, name: &str, qtype: u16) -> Option<(usize, String)> {
-        r.route(&name_to_wire_case(name), qtype)
+        r.route(&ringdns_testkit::wire_name(name), qtype)
             .map(|(b, z)| (b, z.to_string()))
-    }
-
-    /// Wire form keeping the case, as a query carries it.
-    fn name_to_wire_case(name: &str) -> Vec<u8> {
-        let mut out = Vec::new();
-        for l in name
-            .trim_end_matches('.')
-            .split('.')
-            .filter(|l| !l.is_empty())
-        {
-            out.push(l.len() as u8);
-            out.extend_from_slice(l.as_bytes());
-        }
-        out.push(0);
-        out
     }
 
     #[test]

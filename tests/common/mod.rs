@@ -371,17 +371,7 @@ pub fn exit_within(args: &[&str], stdin: Stdio, limit: Duration) -> (i32, String
 
 /// Encodes a name (presentation, case kept) in wire form.
 pub fn wire_name(name: &str) -> Vec<u8> {
-    let mut out = Vec::new();
-    for l in name
-        .trim_end_matches('.')
-        .split('.')
-        .filter(|l| !l.is_empty())
-    {
-        out.push(l.len() as u8);
-        out.extend_from_slice(l.as_bytes());
-    }
-    out.push(0);
-    out
+    ringdns_testkit::wire_name(name)
 }
 
 /// A plain query (RD set, class IN, no EDNS).

@@ -62,3 +62,19 @@ pub const QUERY: &[u8] = &[
     0x12, 0x34, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0, 7, b'e', b'x', b'a', b'm', b'p', b'l', b'e', 0,
     0, 1, 0, 1,
 ];
+
+/// A presentation name in wire form with its case kept, as a query carries it
+/// (`wire::name_to_wire` lower-cases, for configuration). No escapes: test names only.
+pub fn wire_name(name: &str) -> Vec<u8> {
+    let mut out = Vec::new();
+    for l in name
+        .trim_end_matches('.')
+        .split('.')
+        .filter(|l| !l.is_empty())
+    {
+        out.push(l.len() as u8);
+        out.extend_from_slice(l.as_bytes());
+    }
+    out.push(0);
+    out
+}

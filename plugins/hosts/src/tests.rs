@@ -77,23 +77,8 @@ fn hosts(corefile: &str) -> Hosts {
     instance(config(corefile))
 }
 
-/// `name` in wire form, in the case given.
-fn wire(name: &str) -> Vec<u8> {
-    let mut out = Vec::new();
-    for l in name
-        .trim_end_matches('.')
-        .split('.')
-        .filter(|l| !l.is_empty())
-    {
-        out.push(l.len() as u8);
-        out.extend_from_slice(l.as_bytes());
-    }
-    out.push(0);
-    out
-}
-
 fn packet(name: &str, qtype: u16) -> Vec<u8> {
-    let w = wire(name);
+    let w = ringdns_testkit::wire_name(name);
     QueryBuilder::new(Name::from_wire(&w).unwrap(), qtype)
         .id(0x4242)
         .build()
