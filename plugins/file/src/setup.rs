@@ -4,10 +4,9 @@
 use crate::{Config, FileZone};
 use ringdns_plugin::corefile::{Dispenser, Error};
 use ringdns_plugin::normalize::normalize_exact;
-use ringdns_plugin::snapshot::Snapshot;
-use ringdns_plugin::wire::name_to_wire;
 use ringdns_plugin::{BlockSetup, Fallthrough, duration};
-use ringdns_zone::registry::{Entry, Registry};
+use ringdns_zone::registry::Registry;
+use ringdns_zone::watch::ZoneFile;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -67,46 +66,28 @@ pub fn parse(d: &mut Dispenser<'_>, block: &BlockSetup) -> Result<Config, Error>
             }
         }
         for origin in origins {
-            let wire = name_to_wire(&origin).map_err(|e| d.plugin_err("file", e))?;
-            let (zone, stamp) = match crate::reload::read(&path, &wire) {
-                Ok(z) => (Some(z.0), Some(z.1)),
-                Err(crate::reload::ReadError::Missing(e)) if !reload.is_zero() => {
-                    ringdns_plugin::warning!(
-                        "plugin/file: Failed to open \"{e}\": trying again in {}",
-                        duration::format(reload)
-                    );
-                    (None, None)
-                }
-                Err(e) => return Err(d.plugin_err("file", e)),
-            };
-            if let Some(z) = &zone {
-                ringdns_plugin::info!(
-                    "plugin/file: Loaded zone {origin} from {} with SOA serial {} ({} records)",
-                    path.display(),
-                    z.serial(),
-                    z.len()
+            let missing_ok = !reload.is_zero();
+            let file = ZoneFile::open(
+                "file",
+                path.clone(),
+                origin,
+                by_mtime,
+                missing_ok,
+                &registry,
+            )
+            .map_err(|e| d.plugin_err("file", e))?;
+            if file.data.load().is_none() {
+                ringdns_plugin::warning!(
+                    "plugin/file: Failed to open \"{}\": trying again in {}",
+                    file.path.display(),
+                    duration::format(reload)
                 );
             }
-            let data = Arc::new(Snapshot::new(zone));
-            registry.add(Entry {
-                origin: wire.clone().into_boxed_slice(),
-                name: origin.clone(),
-                data: data.clone(),
-            });
-            zones.push(FileZone {
-                origin: wire.into_boxed_slice(),
-                name: origin,
-                path: path.clone(),
-                reload,
-                by_mtime,
-                stamp: std::sync::Mutex::new(stamp),
-                data,
-                registry: registry.clone(),
-            });
+            zones.push(FileZone { file, reload });
         }
     }
     // Longest origin first, so the first match is the most specific zone.
-    zones.sort_by_key(|z: &FileZone| std::cmp::Reverse(z.origin.len()));
+    zones.sort_by_key(|z: &FileZone| std::cmp::Reverse(z.file.origin.len()));
     Ok(Config {
         zones: Arc::new(zones),
         fall,

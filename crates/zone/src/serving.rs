@@ -1,0 +1,108 @@
+//! Answering a query from one zone of shared data: the part of *file* that *auto* and
+//! *secondary* serve with too (CoreDNS's auto and secondary embed file's `Zone` for the
+//! same reason). The caller picks the zone that holds the query name; this module answers
+//! from it on the inline pass, and on a deferred pass when a CNAME chain leaves the zone.
+
+use crate::Answered;
+use crate::registry::SharedZone;
+use ringdns_plugin::wire::rcode::{NOERROR, NXDOMAIN, REFUSED, SERVFAIL};
+use ringdns_plugin::wire::{MessageWriter, rtype};
+use ringdns_plugin::{
+    Fallthrough, Handler, Outcome, Proto, Request, Status, next_or_failure, next_or_failure_now,
+};
+use std::sync::Arc;
+
+/// What the zone lookup decided, before any I/O.
+pub enum Local {
+    /// A reply is written (or an rcode chosen): done.
+    Status(Status),
+    /// Not in the plugin's zones: the next plugin's, or REFUSED when there is none
+    /// (CoreDNS's authoritative plugins).
+    NotOurs,
+    /// NXDOMAIN under `fallthrough`: the next plugin's (SERVFAIL when there is none).
+    Next,
+    /// The CNAME chain left the zone: the deferred pass looks the target up
+    /// ([`crate::external::answer`]) in this zone's data.
+    External(Arc<SharedZone>),
+}
+
+/// Answers `req` from `data` (the zone that holds its name) as far as the zone alone can:
+/// transfers are refused (they are the *transfer* plugin's, which sits before), a zone not
+/// loaded yet (or expired) is SERVFAIL, an NXDOMAIN under `fall` goes on.
+pub fn local(req: &mut Request<'_>, data: &Arc<SharedZone>, fall: &Fallthrough) -> Local {
+    let q = req.query;
+    if matches!(q.qtype(), rtype::AXFR | rtype::IXFR) {
+        return Local::Status(Status::rcode(REFUSED));
+    }
+    let guard = data.load();
+    let Some(zone) = guard.as_ref() else {
+        return Local::Status(Status::rcode(SERVFAIL));
+    };
+    let mut w = MessageWriter::reply(&q, req.reply, NOERROR);
+    let answered = zone.answer(
+        q.qname_bytes(),
+        q.qtype(),
+        q.do_bit(),
+        req.proto == Proto::Udp,
+        &mut w,
+    );
+    if let Answered::External { .. } = answered {
+        return Local::External(Arc::clone(data));
+    }
+    if w.rcode() == NXDOMAIN && fall.through(&q.qname()) {
+        req.clear_reply();
+        return Local::Next;
+    }
+    w.finish();
+    req.finalize_reply();
+    Local::Status(Status::written())
+}
+
+/// [`ringdns_plugin::Serve::serve`] of a plugin that answered [`local`]ly with `local`.
+pub async fn serve<N: Handler>(
+    plugin: &'static str,
+    local: Local,
+    req: &mut Request<'_>,
+    next: &N,
+) -> Outcome {
+    match local {
+        Local::Status(s) => Ok(s),
+        Local::NotOurs if next.is_end() => Ok(Status::rcode(REFUSED)),
+        Local::NotOurs | Local::Next => next_or_failure(plugin, next, req).await,
+        Local::External(data) => {
+            if !req.can_wait() {
+                req.clear_reply();
+                return req.defer();
+            }
+            Ok(crate::external::answer(req, &data).await)
+        }
+    }
+}
+
+/// [`ringdns_plugin::Serve::serve_now`] of a plugin that answered [`local`]ly with `local`.
+pub fn serve_now<N: Handler>(
+    plugin: &'static str,
+    local: Local,
+    req: &mut Request<'_>,
+    next: &N,
+) -> Option<Status> {
+    match local {
+        Local::Status(s) => Some(s),
+        Local::NotOurs if next.is_end() => Some(Status::rcode(REFUSED)),
+        Local::NotOurs | Local::Next => next_or_failure_now(plugin, next, req),
+        Local::External(_) => {
+            req.clear_reply();
+            None
+        }
+    }
+}
+
+/// NOTIFY for a zone whose data is not transferred in (file, auto): dropped, as CoreDNS's
+/// file does, with its log line.
+pub fn drop_notify(plugin: &str, req: &Request<'_>, zone: &str) -> Local {
+    ringdns_plugin::info!(
+        "plugin/{plugin}: Dropping notify from {} for {zone}",
+        req.client.ip()
+    );
+    Local::Status(Status::rcode(NOERROR))
+}
