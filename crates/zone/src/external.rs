@@ -10,9 +10,10 @@ use ringdns_plugin::wire::{
     records, rtype,
 };
 use ringdns_plugin::{Request, Status};
+use std::sync::Arc;
 
 /// The deferred pass of a query whose chain left the zone `shared`.
-pub async fn answer(req: &mut Request<'_>, shared: &SharedZone) -> Status {
+pub async fn answer(req: &mut Request<'_>, shared: Arc<SharedZone>) -> Status {
     let q = req.query;
     // Held across the lookup: an `Arc`, not a guard.
     let data = shared.load_full();
