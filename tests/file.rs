@@ -144,6 +144,11 @@ fn a_missing_file_is_fatal_without_reload_and_awaited_with_it() {
     });
     let m = ask(s.port, &query(1, "www.example.org.", A));
     assert_eq!(m.metadata.response_code, ResponseCode::ServFail);
+    let log = s.stdout();
+    assert!(
+        log.contains("plugin/file: Failed to open") && log.contains("No such file"),
+        "the warning names the file and why: {log}"
+    );
     std::fs::write(&db, zone(1, "192.0.2.80")).unwrap();
     let t0 = Instant::now();
     while a_records(&ask(s.port, &query(2, "www.example.org.", A))) != ["192.0.2.80"] {

@@ -92,11 +92,11 @@ impl<A: Future<Output = Outcome>, B: Future<Output = Status>> Future for ServeFu
 }
 
 /// [`ringdns_plugin::Serve::serve`] of a plugin that answered [`local`]ly with `local`.
-pub fn serve<'r, 'q, N: Handler>(
+pub fn serve<N: Handler>(
     plugin: &'static str,
     local: Local,
-    req: &'r mut Request<'q>,
-    next: &'r N,
+    req: &mut Request<'_>,
+    next: &N,
 ) -> ServeFuture<impl Future<Output = Outcome>, impl Future<Output = Status>> {
     let ready = |o| ServeFuture::Ready { outcome: Some(o) };
     match local {

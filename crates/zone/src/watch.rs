@@ -9,18 +9,18 @@ use crate::zone::Zone;
 use ringdns_plugin::snapshot::Snapshot;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 /// What tells a changed file from an unchanged one without reading it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Stamp {
+struct Stamp {
     mtime: Option<SystemTime>,
     len: u64,
 }
 
 impl Stamp {
     /// The file's stamp now.
-    pub fn of(path: &Path) -> std::io::Result<Stamp> {
+    fn of(path: &Path) -> std::io::Result<Stamp> {
         let m = std::fs::metadata(path)?;
         Ok(Stamp {
             mtime: m.modified().ok(),
@@ -47,7 +47,7 @@ impl std::fmt::Display for ReadError {
 }
 
 /// Loads the zone `origin` from `path`, with the file's stamp taken before reading.
-pub fn read(path: &Path, origin: &[u8]) -> Result<(Zone, Stamp), ReadError> {
+fn read(path: &Path, origin: &[u8]) -> Result<(Zone, Stamp), ReadError> {
     let s = Stamp::of(path).map_err(|e| ReadError::Missing(format!("{}: {e}", path.display())))?;
     let z = crate::load::load_file(path, origin).map_err(ReadError::Bad)?;
     Ok((z, s))
@@ -74,15 +74,16 @@ pub struct ZoneFile {
 
 impl ZoneFile {
     /// Loads `origin` (text, normalised) from `path` and registers it in `registry`. A file
-    /// that does not exist is an error unless `missing_ok` (the zone then starts empty, to
-    /// be loaded by a later check); one that does not parse is always an error.
-    /// `plugin` names the plugin in log lines.
+    /// that does not exist is an error when `retry` (how often the plugin checks the file)
+    /// is zero; otherwise it is a warning and the zone starts empty, to be loaded by a later
+    /// check. A file that does not parse is always an error. `plugin` names the plugin in
+    /// log lines.
     pub fn open(
         plugin: &str,
         path: PathBuf,
         origin: String,
         by_mtime: bool,
-        missing_ok: bool,
+        retry: Duration,
         registry: &Arc<Registry>,
     ) -> Result<ZoneFile, ReadError> {
         let wire = ringdns_plugin::wire::name_to_wire(&origin)
@@ -90,7 +91,13 @@ impl ZoneFile {
             .into_boxed_slice();
         let (zone, stamp) = match read(&path, &wire) {
             Ok((z, s)) => (Some(z), Some(s)),
-            Err(ReadError::Missing(_)) if missing_ok => (None, None),
+            Err(ReadError::Missing(e)) if !retry.is_zero() => {
+                ringdns_plugin::warning!(
+                    "plugin/{plugin}: Failed to open \"{e}\": trying again in {}",
+                    ringdns_plugin::duration::format(retry)
+                );
+                (None, None)
+            }
             Err(e) => return Err(e),
         };
         if let Some(z) = &zone {
@@ -118,21 +125,16 @@ impl ZoneFile {
         })
     }
 
-    /// Takes the zone out of its block's registry (auto, when its file went away).
-    pub fn unregister(&self) {
-        self.registry.remove(&self.origin);
-    }
-
-    /// One check of the file (the reloading thread's work); true when a new zone was
-    /// swapped in. `plugin` names the plugin in log lines.
-    pub fn check(&self, plugin: &str) -> bool {
+    /// One check of the file (the reloading thread's work). `plugin` names the plugin in
+    /// log lines.
+    pub fn check(&self, plugin: &str) {
         let Ok(now) = Stamp::of(&self.path) else {
             // Gone: keep serving what was loaded, as CoreDNS does.
-            return false;
+            return;
         };
         let mut last = self.stamp.lock().unwrap_or_else(|p| p.into_inner());
         if *last == Some(now) {
-            return false;
+            return;
         }
         match read(&self.path, &self.origin) {
             Ok((zone, stamp)) => {
@@ -143,7 +145,7 @@ impl ZoneFile {
                     Some(old) => self.by_mtime || old.serial() != zone.serial(),
                 };
                 if !changed {
-                    return false;
+                    return;
                 }
                 ringdns_plugin::info!(
                     "plugin/{plugin}: Successfully reloaded zone \"{}\" in \"{}\" with {} SOA serial",
@@ -154,7 +156,6 @@ impl ZoneFile {
                 drop(current);
                 self.data.store(Some(zone));
                 self.registry.changed(&self.origin);
-                true
             }
             Err(e) => {
                 // The stamp stays old, so the next period tries again.
@@ -162,7 +163,6 @@ impl ZoneFile {
                     "plugin/{plugin}: Failed to reload zone \"{}\": {e}",
                     self.name
                 );
-                false
             }
         }
     }

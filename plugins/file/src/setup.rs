@@ -66,23 +66,8 @@ pub fn parse(d: &mut Dispenser<'_>, block: &BlockSetup) -> Result<Config, Error>
             }
         }
         for origin in origins {
-            let missing_ok = !reload.is_zero();
-            let file = ZoneFile::open(
-                "file",
-                path.clone(),
-                origin,
-                by_mtime,
-                missing_ok,
-                &registry,
-            )
-            .map_err(|e| d.plugin_err("file", e))?;
-            if file.data.load().is_none() {
-                ringdns_plugin::warning!(
-                    "plugin/file: Failed to open \"{}\": trying again in {}",
-                    file.path.display(),
-                    duration::format(reload)
-                );
-            }
+            let file = ZoneFile::open("file", path.clone(), origin, by_mtime, reload, &registry)
+                .map_err(|e| d.plugin_err("file", e))?;
             zones.push(FileZone { file, reload });
         }
     }
