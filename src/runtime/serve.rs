@@ -280,7 +280,9 @@ fn guarded<R>(debug: bool, f: impl FnOnce() -> R) -> std::thread::Result<R> {
 /// Serves a deferred query as a task: plugins may wait for I/O and timers. `received` is
 /// when its first pass took it in (`Request::received`); the pass's time (`Request::now`)
 /// is read in the task when a plugin first asks, so a chain that never asks (forward
-/// alone) reads no clock for it.
+/// alone) reads no clock for it. `stream` is the TCP connection, for plugins that answer
+/// with many messages (`Request::stream`).
+#[allow(clippy::too_many_arguments)]
 pub async fn serve_deferred<H: Handler>(
     core: &CoreServer<H>,
     l: &ListenerCtx,
@@ -289,8 +291,18 @@ pub async fn serve_deferred<H: Handler>(
     proto: Proto,
     received: Instant,
     reply: &mut Vec<u8>,
+    stream: Option<&dyn crate::plugin::ReplyStream>,
 ) -> Verdict {
-    serve_at_depth(core, l, packet, (client, proto), received, reply, 0).await
+    serve_at_depth(
+        core,
+        l,
+        packet,
+        (client, proto),
+        received,
+        reply,
+        (0, stream),
+    )
+    .await
 }
 
 /// The server's side of `Request::lookup` for one deferred pass: a lookup runs the query
@@ -317,7 +329,7 @@ impl<H: Handler> crate::plugin::Lookup for ServerLookup<'_, H> {
                 (self.client, self.proto),
                 Instant::now(),
                 &mut reply,
-                self.depth + 1,
+                (self.depth + 1, None),
             )
             .await;
             (v == Verdict::Send).then_some(reply)
@@ -332,7 +344,7 @@ async fn serve_at_depth<H: Handler>(
     (client, proto): (SocketAddr, Proto),
     received: Instant,
     reply: &mut Vec<u8>,
-    depth: u8,
+    (depth, stream): (u8, Option<&dyn crate::plugin::ReplyStream>),
 ) -> Verdict {
     reply.clear();
     let (query, bi, zone) = match route(l, packet, false, (proto, client), reply) {
@@ -351,6 +363,9 @@ async fn serve_at_depth<H: Handler>(
     req.set_received(received);
     req.start_later_pass();
     req.set_lookup(&via);
+    if let Some(s) = stream {
+        req.set_stream(s);
+    }
     // Inline in the calling task's state (a reused worker for UDP); tests/alloc.rs keeps the
     // chain's future small, as it is built and moved into place for every deferred query.
     let chain = block.chain.serve(&mut req);
@@ -568,6 +583,7 @@ mod tests {
             Proto::Udp,
             Instant::now(),
             &mut reply,
+            None,
         ));
         assert_eq!(v, Verdict::Drop, "not a second deferral (SERVFAIL)");
     }
@@ -588,6 +604,7 @@ mod tests {
             Proto::Udp,
             Instant::now(),
             &mut reply,
+            None,
         ));
         assert_eq!(v, Verdict::Send);
         assert_eq!(reply[3] & 0x0f, NOERROR);
@@ -615,6 +632,7 @@ mod tests {
             Proto::Udp,
             batch,
             &mut reply,
+            None,
         ));
         assert_eq!(v, Verdict::Send);
         let seen = seen.borrow();

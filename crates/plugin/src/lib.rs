@@ -27,12 +27,14 @@ pub mod quote;
 pub mod readiness;
 mod request;
 pub mod reverse;
+mod serve_future;
 mod setup;
 pub mod shared;
 pub mod shutdown;
 pub mod snapshot;
 pub mod spare;
 mod status;
+pub mod stream;
 pub mod wrap;
 
 pub use chain::{End, Handler, Link};
@@ -42,12 +44,14 @@ pub use lookup::{Lookup, LookupFuture};
 pub use place::{ConfigOnly, Place, Serves, same_name};
 pub use readiness::Readiness;
 pub use request::{Proto, Request};
+pub use serve_future::ServeFuture;
 pub use setup::{
     BlockSetup, CoreInfo, ReloadSettings, TcpTimeouts, http_addr_arg, http_listen_addr,
 };
 pub use shared::ConfigShared;
 pub use shutdown::{ShutdownHook, Stopping};
 pub use status::{Deferred, Outcome, PluginError, Status, client_write};
+pub use stream::{ReplyStream, SendFuture};
 
 /// The thread-per-core executor every plugin's tasks and sockets run on.
 pub use glommio;
@@ -168,16 +172,19 @@ pub fn once_per_block_of(d: &Dispenser<'_>, name: &str, seen: &mut bool) -> Resu
 }
 
 /// Calls `next`, or fails as CoreDNS's `NextOrFailure` does when nothing follows `name` in
-/// the chain: SERVFAIL with `plugin/NAME: no next plugin found`.
-pub async fn next_or_failure<N: Handler>(
+/// the chain: SERVFAIL with `plugin/NAME: no next plugin found`. Not an `async fn`: its
+/// future is the next plugin's, with no state of its own (see [`ServeFuture`]).
+pub fn next_or_failure<N: Handler>(
     name: &'static str,
     next: &N,
     req: &mut Request<'_>,
-) -> Outcome {
+) -> ServeFuture<impl Future<Output = Outcome>, std::future::Ready<Status>> {
     if next.is_end() {
-        return Ok(no_next(name));
+        return ServeFuture::ready(Ok(no_next(name)));
     }
-    next.serve(req).await
+    ServeFuture::Next {
+        fut: next.serve(req),
+    }
 }
 
 /// [`next_or_failure`] for [`Serve::serve_now`]: `None` when the rest of the chain cannot

@@ -58,6 +58,9 @@ pub struct Request<'a> {
     pass: Option<Cell<Option<Instant>>>,
     /// The way back into the server for lookups ([`Request::lookup`]); deferred passes only.
     lookup: Option<&'a (dyn crate::lookup::Lookup + 'a)>,
+    /// The connection, for replies of many messages ([`Request::stream`]); deferred TCP
+    /// passes only.
+    stream: Option<&'a (dyn crate::stream::ReplyStream + 'a)>,
 }
 
 impl<'a> Request<'a> {
@@ -89,6 +92,7 @@ impl<'a> Request<'a> {
             received: Cell::new(None),
             pass: None,
             lookup: None,
+            stream: None,
         }
     }
 
@@ -169,6 +173,17 @@ impl<'a> Request<'a> {
     /// Gives the request the server's lookup (the runtime does this for deferred passes).
     pub fn set_lookup(&mut self, lookup: &'a (dyn crate::lookup::Lookup + 'a)) {
         self.lookup = Some(lookup);
+    }
+
+    /// The client's connection, for a reply of many messages (a zone transfer): present on
+    /// deferred passes of TCP queries, so a plugin that streams defers first.
+    pub fn stream(&self) -> Option<&'a (dyn crate::stream::ReplyStream + 'a)> {
+        self.stream
+    }
+
+    /// Gives the request its connection (the runtime does this for deferred TCP passes).
+    pub fn set_stream(&mut self, stream: &'a (dyn crate::stream::ReplyStream + 'a)) {
+        self.stream = Some(stream);
     }
 
     /// The largest reply this client accepts: 65 535 over TCP; over UDP the advertised EDNS

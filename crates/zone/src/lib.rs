@@ -16,12 +16,14 @@ pub mod parse;
 pub mod record;
 pub mod registry;
 pub mod serving;
+mod walk;
 pub mod watch;
 mod zone;
 
 pub use answer::Answered;
 pub use build::BuildError;
 pub use record::Record;
+pub use walk::StoredRecord;
 pub use zone::Zone;
 
 #[cfg(test)]

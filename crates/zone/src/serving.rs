@@ -8,12 +8,11 @@ use crate::registry::SharedZone;
 use ringdns_plugin::wire::rcode::{NOERROR, NXDOMAIN, REFUSED, SERVFAIL};
 use ringdns_plugin::wire::{MessageWriter, rtype};
 use ringdns_plugin::{
-    Fallthrough, Handler, Outcome, Proto, Request, Status, next_or_failure, next_or_failure_now,
+    Fallthrough, Handler, Outcome, Proto, Request, ServeFuture, Status, next_or_failure,
+    next_or_failure_now,
 };
 use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 
 /// What the zone lookup decided, before any I/O.
 pub enum Local {
@@ -61,36 +60,6 @@ pub fn local(req: &mut Request<'_>, data: &Arc<SharedZone>, fall: &Fallthrough) 
     Local::Status(Status::written())
 }
 
-pin_project_lite::pin_project! {
-    /// What [`serve`] returns: an answer already decided, the next plugin's future, or the
-    /// deferred lookup's. Not an `async fn`: that would keep its arguments beside the
-    /// future it awaits, and the chain's future is moved into place for every deferred
-    /// query (tests/alloc.rs keeps it small).
-    #[project = ServeFutureProj]
-    pub enum ServeFuture<A, B> {
-        /// Decided on the spot.
-        Ready { outcome: Option<Outcome> },
-        /// The next plugin serves.
-        Next { #[pin] fut: A },
-        /// The out-of-zone CNAME target is looked up.
-        External { #[pin] fut: B },
-    }
-}
-
-impl<A: Future<Output = Outcome>, B: Future<Output = Status>> Future for ServeFuture<A, B> {
-    type Output = Outcome;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Outcome> {
-        match self.project() {
-            ServeFutureProj::Ready { outcome } => {
-                Poll::Ready(outcome.take().expect("polled after completion"))
-            }
-            ServeFutureProj::Next { fut } => fut.poll(cx),
-            ServeFutureProj::External { fut } => fut.poll(cx).map(Ok),
-        }
-    }
-}
-
 /// [`ringdns_plugin::Serve::serve`] of a plugin that answered [`local`]ly with `local`.
 pub fn serve<N: Handler>(
     plugin: &'static str,
@@ -98,7 +67,7 @@ pub fn serve<N: Handler>(
     req: &mut Request<'_>,
     next: &N,
 ) -> ServeFuture<impl Future<Output = Outcome>, impl Future<Output = Status>> {
-    let ready = |o| ServeFuture::Ready { outcome: Some(o) };
+    let ready = ServeFuture::ready;
     match local {
         Local::Status(s) => ready(Ok(s)),
         Local::NotOurs if next.is_end() => ready(Ok(Status::rcode(REFUSED))),
@@ -110,7 +79,7 @@ pub fn serve<N: Handler>(
                 req.clear_reply();
                 return ready(req.defer());
             }
-            ServeFuture::External {
+            ServeFuture::Own {
                 fut: crate::external::answer(req, data),
             }
         }

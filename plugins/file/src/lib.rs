@@ -16,6 +16,7 @@ use ringdns_plugin::{
 };
 use ringdns_zone::serving::{self, Local};
 use ringdns_zone::watch::ZoneFile;
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -87,9 +88,10 @@ impl Serve for File {
         })
     }
 
-    async fn serve<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> Outcome {
+    // Not an `async fn`: serving's future is the whole of it (see `ServeFuture`).
+    fn serve<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> impl Future<Output = Outcome> {
         let local = self.local(req);
-        serving::serve(Self::NAME, local, req, next).await
+        serving::serve(Self::NAME, local, req, next)
     }
 
     fn serve_now<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> Option<Status> {

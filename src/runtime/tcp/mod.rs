@@ -247,6 +247,21 @@ async fn write_out(w: &RwLock<TcpStream>, out: &mut Vec<u8>) -> std::io::Result<
     Ok(())
 }
 
+/// A deferred query's way to send messages ahead of its reply (a zone transfer's).
+struct Connection<'w> {
+    writer: &'w RwLock<TcpStream>,
+}
+
+impl crate::plugin::ReplyStream for Connection<'_> {
+    fn send<'a>(&'a self, message: &'a [u8]) -> crate::plugin::SendFuture<'a> {
+        Box::pin(async move {
+            let mut out = Vec::with_capacity(message.len() + 2);
+            push_frame(&mut out, message)?;
+            write_out(self.writer, &mut out).await
+        })
+    }
+}
+
 /// Hands a scratch buffer back to the pool, if it holds one.
 fn give_back(spare: &SpareBufs, buf: &mut Vec<u8>) {
     if buf.capacity() > 0 {
@@ -354,8 +369,18 @@ async fn connection<H: Handler + 'static>(
                     let _permit = permit;
                     let (mut reply, mut out) = (spare.take(), spare.take());
                     let l = &core.listeners[li];
-                    if serve_deferred(&core, l, &packet, client, Proto::Tcp, received, &mut reply)
-                        .await
+                    let stream = Connection { writer: &writer };
+                    if serve_deferred(
+                        &core,
+                        l,
+                        &packet,
+                        client,
+                        Proto::Tcp,
+                        received,
+                        &mut reply,
+                        Some(&stream),
+                    )
+                    .await
                         == Verdict::Send
                         && push_frame(&mut out, &reply).is_ok()
                     {

@@ -172,8 +172,17 @@ async fn worker<H: Handler + 'static>(pool: Rc<DeferredPool<H>>) {
         } = job;
         let mut reply = pool.replies.buffer();
         let l = &core.listeners[listener];
-        let verdict =
-            serve_deferred(&core, l, &packet, peer, Proto::Udp, received, &mut reply).await;
+        let verdict = serve_deferred(
+            &core,
+            l,
+            &packet,
+            peer,
+            Proto::Udp,
+            received,
+            &mut reply,
+            None,
+        )
+        .await;
         if verdict == Verdict::Send {
             pool.replies.push(reply, peer);
         } else {

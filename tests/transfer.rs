@@ -1,0 +1,292 @@
+//! The transfer plugin through the real binary: AXFR of a file zone in many messages,
+//! compared with the zone file record by record; IXFR answered with the SOA when the client
+//! is up to date and with the zone when it is behind; who is refused; NOTIFY to a
+//! secondary (a UDP socket of the test that speaks the protocol) when the zone changes;
+//! Corefile errors.
+
+mod common;
+
+use common::{Server, TempDir, ask, query, tcp_exchange};
+use hickory_proto::op::{Message, OpCode, ResponseCode};
+use hickory_proto::rr::RecordType;
+use std::collections::BTreeSet;
+use std::io::{Read, Write};
+use std::net::{TcpStream, UdpSocket};
+use std::time::{Duration, Instant};
+
+const A: u16 = 1;
+const IXFR: u16 = 251;
+const AXFR: u16 = 252;
+/// Enough addresses that the transfer takes several messages of 63 000 bytes.
+const HOSTS: usize = 4000;
+
+fn host_line(i: usize) -> String {
+    format!("host{i}.example.org. 300 IN A 10.0.{}.{}", i / 250, i % 250)
+}
+
+/// The zone, with `serial`, and the records of it a transfer must hold besides the SOA.
+fn zone(serial: u32) -> (String, usize) {
+    let mut z = format!(
+        "$ORIGIN example.org.\n$TTL 3600\n\
+         @ IN SOA ns1 hostmaster {serial} 7200 1800 1209600 300\n\
+         @ IN NS ns1\n\
+         @ IN MX 10 mail\n\
+         ns1 IN A 192.0.2.53\n\
+         mail IN A 192.0.2.25\n\
+         txt IN TXT \"one\" \"two\"\n\
+         sub IN NS ns.sub\n\
+         ns.sub IN A 192.0.2.99\n"
+    );
+    for i in 0..HOSTS {
+        z.push_str(&host_line(i));
+        z.push('\n');
+    }
+    (z, 7 + HOSTS)
+}
+
+/// Sends one query over TCP and reads messages until the transfer ends (a second SOA, an
+/// error rcode, or a single-SOA answer), at most 200 messages or 10 seconds.
+fn transfer(port: u16, packet: &[u8]) -> Vec<Message> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut framed = (packet.len() as u16).to_be_bytes().to_vec();
+    framed.extend_from_slice(packet);
+    s.write_all(&framed).unwrap();
+    let (mut out, mut soas) = (Vec::new(), 0);
+    let t0 = Instant::now();
+    while out.len() < 200 && t0.elapsed() < Duration::from_secs(10) {
+        let mut len = [0u8; 2];
+        s.read_exact(&mut len).expect("the transfer goes on");
+        let mut buf = vec![0u8; u16::from_be_bytes(len) as usize];
+        s.read_exact(&mut buf).unwrap();
+        let m = Message::from_vec(&buf).expect("a transfer message parses");
+        soas += m
+            .answers
+            .iter()
+            .filter(|r| r.record_type() == RecordType::SOA)
+            .count();
+        let done = m.metadata.response_code != ResponseCode::NoError
+            || soas >= 2
+            || (out.is_empty() && m.answers.len() == 1 && soas == 1);
+        out.push(m);
+        if done {
+            break;
+        }
+    }
+    out
+}
+
+/// An IXFR query for example.org. saying the client has `serial`.
+fn ixfr(id: u16, serial: u32) -> Vec<u8> {
+    let mut q = query(id, "example.org.", IXFR);
+    q[9] = 1; // NSCOUNT
+    let mut rdata = vec![0, 0]; // MNAME and RNAME: the root, enough for a serial
+    rdata.extend_from_slice(&serial.to_be_bytes());
+    rdata.extend_from_slice(&[0; 16]);
+    q.extend_from_slice(&[0xC0, 12, 0, 6, 0, 1, 0, 0, 0, 0, 0, rdata.len() as u8]);
+    q.extend_from_slice(&rdata);
+    q
+}
+
+fn serve_zone(dir: &TempDir, to: &str, extra: &str) -> Server {
+    let (text, _) = zone(1);
+    let db = dir.write("db.example.org", &text);
+    Server::start(|p| {
+        format!(
+            "example.org:{p} {{\n    transfer {{\n        to {to}\n    }}\n    file {} {{\n{extra}    }}\n}}\n",
+            db.display()
+        )
+    })
+}
+
+fn soa_serial(m: &Message) -> Option<u32> {
+    m.answers.iter().find_map(|r| match &r.data {
+        hickory_proto::rr::RData::SOA(s) => Some(s.serial),
+        _ => None,
+    })
+}
+
+#[test]
+fn an_axfr_holds_the_zone_file_record_by_record_in_many_messages() {
+    let dir = TempDir::new();
+    let s = serve_zone(&dir, "127.0.0.1", "");
+    let msgs = transfer(s.port, &query(7, "example.org.", AXFR));
+    assert!(msgs.len() > 1, "{} messages: more than one", msgs.len());
+    for m in &msgs {
+        assert_eq!(m.metadata.id, 7);
+        assert_eq!(m.metadata.response_code, ResponseCode::NoError);
+        assert!(m.metadata.authoritative);
+    }
+    assert_eq!(
+        msgs[0].queries.len(),
+        1,
+        "the first message echoes the question"
+    );
+    let all: Vec<_> = msgs.iter().flat_map(|m| m.answers.iter()).collect();
+    let (_, records) = zone(1);
+    assert_eq!(all.len(), records + 2, "every record once, the SOA twice");
+    assert_eq!(all[0].record_type(), RecordType::SOA, "SOA first");
+    assert_eq!(
+        all[all.len() - 1].record_type(),
+        RecordType::SOA,
+        "and last"
+    );
+    let got: BTreeSet<String> = all
+        .iter()
+        .filter(|r| r.record_type() == RecordType::A)
+        .map(|r| r.to_string())
+        .collect();
+    let mut want: BTreeSet<String> = (0..HOSTS).map(host_line).collect();
+    for l in [
+        "ns1.example.org. 3600 IN A 192.0.2.53",
+        "mail.example.org. 3600 IN A 192.0.2.25",
+        "ns.sub.example.org. 3600 IN A 192.0.2.99",
+    ] {
+        want.insert(l.into());
+    }
+    assert_eq!(got, want, "the addresses, glue included");
+    let by_type = |t| all.iter().filter(|r| r.record_type() == t).count();
+    assert_eq!((by_type(RecordType::NS), by_type(RecordType::MX)), (2, 1));
+    let txt = all
+        .iter()
+        .find(|r| r.record_type() == RecordType::TXT)
+        .unwrap();
+    let hickory_proto::rr::RData::TXT(t) = &txt.data else {
+        panic!("{txt}")
+    };
+    let strings: Vec<&[u8]> = t.txt_data.iter().map(|b| &b[..]).collect();
+    assert_eq!(strings, [&b"one"[..], b"two"], "{txt}");
+    assert!(
+        s.wait_stdout("Outgoing transfer of", Duration::from_secs(5)),
+        "{}",
+        s.stdout()
+    );
+}
+
+#[test]
+fn an_ixfr_gets_the_soa_when_up_to_date_and_the_zone_when_behind() {
+    let dir = TempDir::new();
+    let s = serve_zone(&dir, "127.0.0.1", "");
+    for serial in [1, 5] {
+        let msgs = transfer(s.port, &ixfr(8, serial));
+        assert_eq!(msgs.len(), 1, "serial {serial}: one message");
+        assert_eq!(msgs[0].answers.len(), 1, "the SOA alone");
+        assert_eq!(soa_serial(&msgs[0]), Some(1));
+    }
+    let msgs = transfer(s.port, &ixfr(9, 0));
+    let n: usize = msgs.iter().map(|m| m.answers.len()).sum();
+    assert_eq!(n, zone(1).1 + 2, "behind: the whole zone");
+    // Over UDP: the SOA, so the client comes back over TCP.
+    let m = ask(s.port, &ixfr(10, 0));
+    assert_eq!(m.metadata.response_code, ResponseCode::NoError);
+    assert_eq!((m.answers.len(), soa_serial(&m)), (1, Some(1)));
+    // No SOA in authority: malformed.
+    let r = tcp_exchange(s.port, &[query(11, "example.org.", IXFR)]);
+    assert_eq!(common::rcode(&r[0]), 1, "FORMERR");
+}
+
+#[test]
+fn transfers_are_refused_to_others_over_udp_and_below_the_apex() {
+    let dir = TempDir::new();
+    let s = serve_zone(&dir, "127.0.0.2 192.0.2.1:5300", "");
+    let r = tcp_exchange(s.port, &[query(1, "example.org.", AXFR)]);
+    assert_eq!(common::rcode(&r[0]), 5, "127.0.0.1 is not in to: REFUSED");
+    let m = ask(s.port, &query(2, "www.example.org.", A));
+    assert_eq!(
+        m.metadata.response_code,
+        ResponseCode::NXDomain,
+        "queries go on"
+    );
+
+    let dir = TempDir::new();
+    let s = serve_zone(&dir, "127.0.0.1", "");
+    let m = ask(s.port, &query(3, "example.org.", AXFR));
+    assert_eq!(
+        m.metadata.response_code,
+        ResponseCode::Refused,
+        "AXFR over UDP"
+    );
+    let r = tcp_exchange(s.port, &[query(4, "host1.example.org.", AXFR)]);
+    assert_eq!(common::rcode(&r[0]), 5, "not an apex: file refuses it");
+    let m = ask(s.port, &query(5, "host1.example.org.", A));
+    assert_eq!(m.answers.len(), 1);
+}
+
+#[test]
+fn a_changed_zone_is_notified_to_the_secondaries() {
+    let secondary = UdpSocket::bind("127.0.0.1:0").unwrap();
+    secondary
+        .set_read_timeout(Some(Duration::from_secs(1)))
+        .unwrap();
+    let to = secondary.local_addr().unwrap();
+    let dir = TempDir::new();
+    let s = serve_zone(&dir, &format!("* {to}"), "        reload 1s\n");
+    let mut buf = [0u8; 512];
+    assert!(
+        secondary.recv_from(&mut buf).is_err(),
+        "no NOTIFY before a change"
+    );
+    let (text, _) = zone(2);
+    dir.write("db.example.org", &text);
+    let t0 = Instant::now();
+    let (n, from) = loop {
+        match secondary.recv_from(&mut buf) {
+            Ok(got) => break got,
+            Err(_) if t0.elapsed() < Duration::from_secs(15) => continue,
+            Err(e) => panic!("no NOTIFY after the change: {e}\n{}", s.stdout()),
+        }
+    };
+    let m = Message::from_vec(&buf[..n]).expect("NOTIFY parses");
+    assert_eq!(m.metadata.op_code, OpCode::Notify);
+    assert!(m.metadata.authoritative);
+    assert_eq!(m.queries[0].name().to_string(), "example.org.");
+    assert_eq!(m.queries[0].query_type(), RecordType::SOA);
+    // Not acknowledged: it is sent again (three tries in all).
+    secondary
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let (n2, from2) = secondary.recv_from(&mut buf).expect("a second try");
+    assert_eq!(from2, from);
+    // Acknowledge: the answer is the query with QR set.
+    let mut ack = buf[..n2].to_vec();
+    ack[2] |= 0x80;
+    secondary.send_to(&ack, from2).unwrap();
+    let msgs = transfer(s.port, &ixfr(12, 1));
+    let n: usize = msgs.iter().map(|m| m.answers.len()).sum();
+    assert_eq!(n, zone(2).1 + 2, "the changed zone is transferred whole");
+    assert_eq!(soa_serial(&msgs[0]), Some(2));
+}
+
+#[test]
+fn corefile_errors_name_the_line() {
+    let cases = [
+        (
+            "transfer {\n        source 127.0.0.1\n    }",
+            "'to' is required",
+        ),
+        (
+            "transfer {\n        to example.net\n    }",
+            "must specify an IP address",
+        ),
+        (
+            "transfer {\n        to *\n        bogus\n    }",
+            "unknown property \"bogus\"",
+        ),
+        (
+            "transfer {\n        to *\n        source 127.0.0.1\n        source 127.0.0.1\n    }",
+            "source already specified",
+        ),
+        (
+            "transfer {\n        to *\n        source nowhere\n    }",
+            "invalid source address",
+        ),
+        ("transfer {\n        to\n    }", "Wrong argument count"),
+    ];
+    for (body, want) in cases {
+        let (code, err) =
+            common::run_expect_failure(&format!("example.org:0 {{\n    {body}\n    whoami\n}}\n"));
+        assert_eq!(code, 1, "{body}: {err}");
+        assert!(err.contains(want), "{body}: want {want:?} in {err}");
+        assert!(err.contains("Corefile:"), "{body}: FILE:LINE in {err}");
+    }
+}
