@@ -280,29 +280,17 @@ fn guarded<R>(debug: bool, f: impl FnOnce() -> R) -> std::thread::Result<R> {
 /// Serves a deferred query as a task: plugins may wait for I/O and timers. `received` is
 /// when its first pass took it in (`Request::received`); the pass's time (`Request::now`)
 /// is read in the task when a plugin first asks, so a chain that never asks (forward
-/// alone) reads no clock for it. `stream` is the TCP connection, for plugins that answer
-/// with many messages (`Request::stream`).
-#[allow(clippy::too_many_arguments)]
+/// alone) reads no clock for it. `from` is the client, its transport and, over TCP, its
+/// connection, for plugins that answer with many messages (`Request::stream`).
 pub async fn serve_deferred<H: Handler>(
     core: &CoreServer<H>,
     l: &ListenerCtx,
     packet: &[u8],
-    client: SocketAddr,
-    proto: Proto,
+    from: (SocketAddr, Proto, Option<&dyn crate::plugin::ReplyStream>),
     received: Instant,
     reply: &mut Vec<u8>,
-    stream: Option<&dyn crate::plugin::ReplyStream>,
 ) -> Verdict {
-    serve_at_depth(
-        core,
-        l,
-        packet,
-        (client, proto),
-        received,
-        reply,
-        (0, stream),
-    )
-    .await
+    serve_at_depth(core, l, packet, from, received, reply, 0).await
 }
 
 /// The server's side of `Request::lookup` for one deferred pass: a lookup runs the query
@@ -326,10 +314,10 @@ impl<H: Handler> crate::plugin::Lookup for ServerLookup<'_, H> {
                 self.core,
                 self.l,
                 query,
-                (self.client, self.proto),
+                (self.client, self.proto, None),
                 Instant::now(),
                 &mut reply,
-                (self.depth + 1, None),
+                self.depth + 1,
             )
             .await;
             (v == Verdict::Send).then_some(reply)
@@ -341,10 +329,10 @@ async fn serve_at_depth<H: Handler>(
     core: &CoreServer<H>,
     l: &ListenerCtx,
     packet: &[u8],
-    (client, proto): (SocketAddr, Proto),
+    (client, proto, stream): (SocketAddr, Proto, Option<&dyn crate::plugin::ReplyStream>),
     received: Instant,
     reply: &mut Vec<u8>,
-    (depth, stream): (u8, Option<&dyn crate::plugin::ReplyStream>),
+    depth: u8,
 ) -> Verdict {
     reply.clear();
     let (query, bi, zone) = match route(l, packet, false, (proto, client), reply) {
@@ -579,11 +567,9 @@ mod tests {
             &c,
             &c.listeners[0],
             QUERY,
-            client,
-            Proto::Udp,
+            (client, Proto::Udp, None),
             Instant::now(),
             &mut reply,
-            None,
         ));
         assert_eq!(v, Verdict::Drop, "not a second deferral (SERVFAIL)");
     }
@@ -600,11 +586,9 @@ mod tests {
             &c,
             &c.listeners[0],
             QUERY,
-            client,
-            Proto::Udp,
+            (client, Proto::Udp, None),
             Instant::now(),
             &mut reply,
-            None,
         ));
         assert_eq!(v, Verdict::Send);
         assert_eq!(reply[3] & 0x0f, NOERROR);
@@ -628,11 +612,9 @@ mod tests {
             &c,
             l,
             QUERY,
-            client,
-            Proto::Udp,
+            (client, Proto::Udp, None),
             batch,
             &mut reply,
-            None,
         ));
         assert_eq!(v, Verdict::Send);
         let seen = seen.borrow();

@@ -1,8 +1,8 @@
 //! file: authoritative answers from RFC 1035 zone files, as CoreDNS's file plugin, with
 //! RFC 1034 §4.3.2 answering (ringdns-zone) and the zone reloaded when its serial changes.
 //!
-//! Every core reads the same zone ([`ringdns_plugin::snapshot::Snapshot`]: lock-free, replaced whole by the reload
-//! thread), and answers on the inline pass. Only a CNAME chain that leaves the zone
+//! Every core reads the same zone ([`ringdns_plugin::snapshot::Snapshot`]: lock-free,
+//! replaced whole by the reload thread), and answers on the inline pass. Only a CNAME chain that leaves the zone
 //! defers: its target is looked up through the server, as CoreDNS's `upstream` does.
 
 #![forbid(unsafe_code)]

@@ -13,6 +13,7 @@ pub use table::TcpCaps;
 use super::serve::{Verdict, serve_deferred, serve_inline, spawn_deferred, spawn_refreshes};
 use super::stop::Stop;
 use super::swap::View;
+use crate::plugin::ReplyStream;
 use crate::plugin::spare::SpareBufs;
 use crate::plugin::{Handler, Proto};
 use frames::{FrameReader, NoMessage};
@@ -252,7 +253,7 @@ struct Connection<'w> {
     writer: &'w RwLock<TcpStream>,
 }
 
-impl crate::plugin::ReplyStream for Connection<'_> {
+impl ReplyStream for Connection<'_> {
     fn send<'a>(&'a self, message: &'a [u8]) -> crate::plugin::SendFuture<'a> {
         Box::pin(async move {
             let mut out = Vec::with_capacity(message.len() + 2);
@@ -370,17 +371,8 @@ async fn connection<H: Handler + 'static>(
                     let (mut reply, mut out) = (spare.take(), spare.take());
                     let l = &core.listeners[li];
                     let stream = Connection { writer: &writer };
-                    if serve_deferred(
-                        &core,
-                        l,
-                        &packet,
-                        client,
-                        Proto::Tcp,
-                        received,
-                        &mut reply,
-                        Some(&stream),
-                    )
-                    .await
+                    let from = (client, Proto::Tcp, Some(&stream as &dyn ReplyStream));
+                    if serve_deferred(&core, l, &packet, from, received, &mut reply).await
                         == Verdict::Send
                         && push_frame(&mut out, &reply).is_ok()
                     {

@@ -172,17 +172,8 @@ async fn worker<H: Handler + 'static>(pool: Rc<DeferredPool<H>>) {
         } = job;
         let mut reply = pool.replies.buffer();
         let l = &core.listeners[listener];
-        let verdict = serve_deferred(
-            &core,
-            l,
-            &packet,
-            peer,
-            Proto::Udp,
-            received,
-            &mut reply,
-            None,
-        )
-        .await;
+        let from = (peer, Proto::Udp, None);
+        let verdict = serve_deferred(&core, l, &packet, from, received, &mut reply).await;
         if verdict == Verdict::Send {
             pool.replies.push(reply, peer);
         } else {
