@@ -142,3 +142,20 @@ pub fn normalize_exact(s: &str) -> Result<Vec<String>, String> {
     let (zones, _port) = split_host_port(rest)?;
     Ok(zones.iter().map(|z| fqdn(z).to_lowercase()).collect())
 }
+
+/// CoreDNS's `plugin.OriginsFromArgsOrServerBlock`: the block's zones when no argument
+/// names one, else each argument normalised ([`normalize_exact`]). CoreDNS drops an argument
+/// it cannot normalise without a word; this logs `plugin/PLUGIN: ignoring zone 'ARG': why`.
+pub fn origins_from_args_or_block(plugin: &str, args: &[String], block: &[String]) -> Vec<String> {
+    if args.is_empty() {
+        return block.to_vec();
+    }
+    let mut zones = Vec::new();
+    for a in args {
+        match normalize_exact(a) {
+            Ok(z) => zones.extend(z),
+            Err(e) => crate::warning!("plugin/{plugin}: ignoring zone '{a}': {e}"),
+        }
+    }
+    zones
+}

@@ -11,7 +11,7 @@ use super::config::{CacheConfig, Capacity, Prefetch, ServeStale, StaleMode};
 use ringdns_plugin::BlockSetup;
 use ringdns_plugin::corefile::{Dispenser, Error};
 use ringdns_plugin::duration::{go_atoi, parse_signed as go_duration};
-use ringdns_plugin::normalize::normalize_exact;
+use ringdns_plugin::normalize::{normalize_exact, origins_from_args_or_block};
 use ringdns_plugin::quote::go_quote;
 use std::time::Duration;
 
@@ -117,22 +117,10 @@ fn parse_stanza(d: &mut Dispenser<'_>, block: &BlockSetup) -> Result<CacheConfig
         c.denial.max_ttl = seconds(ttl);
         args.remove(0);
     }
-    c.zones = if args.is_empty() {
-        block.zones.clone()
-    } else {
-        let mut zones = Vec::new();
-        for a in &args {
-            match normalize_exact(a) {
-                Ok(z) => zones.extend(z),
-                // CoreDNS drops a zone it cannot normalise without a word; say it.
-                Err(e) => ringdns_plugin::warning!("plugin/cache: ignoring zone '{a}': {e}"),
-            }
-        }
-        if zones.is_empty() {
-            ringdns_plugin::warning!("plugin/cache: no valid zone given: nothing will be cached");
-        }
-        zones
-    };
+    c.zones = origins_from_args_or_block("cache", &args, &block.zones);
+    if !args.is_empty() && c.zones.is_empty() {
+        ringdns_plugin::warning!("plugin/cache: no valid zone given: nothing will be cached");
+    }
 
     // Where `serve_stale_policy` was written (`FILE:LINE`), to warn when it does nothing.
     let mut policy_at: Option<String> = None;

@@ -7,7 +7,7 @@
 use ringdns_plugin::BlockSetup;
 use ringdns_plugin::corefile::{Dispenser, Error};
 use ringdns_plugin::duration::go_atoi;
-use ringdns_plugin::normalize::normalize_exact;
+use ringdns_plugin::normalize::origins_from_args_or_block;
 use ringdns_plugin::quote::go_quote;
 
 /// What `rrl [ZONES...] { ... }` configures, as the operator wrote it (rates per second for
@@ -127,19 +127,7 @@ pub fn parse(d: &mut Dispenser<'_>, block: &BlockSetup) -> Result<Config, Error>
 /// One `rrl [ZONES...] { ... }`, the cursor on `rrl`.
 fn parse_stanza(d: &mut Dispenser<'_>, block: &BlockSetup) -> Result<Config, Error> {
     let args = d.remaining_args();
-    // CoreDNS's `OriginsFromArgsOrServerBlock`: zones that do not normalise are dropped.
-    let zones = if args.is_empty() {
-        block.zones.clone()
-    } else {
-        let mut zones = Vec::new();
-        for a in &args {
-            match normalize_exact(a) {
-                Ok(z) => zones.extend(z),
-                Err(e) => ringdns_plugin::warning!("plugin/rrl: ignoring zone '{a}': {e}"),
-            }
-        }
-        zones
-    };
+    let zones = origins_from_args_or_block("rrl", &args, &block.zones);
     let mut c = Config::defaults(zones);
     let (mut nodata, mut nxdomains, mut referrals, mut errors) = (None, None, None, None);
     while d.next_block() {

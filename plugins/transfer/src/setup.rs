@@ -4,7 +4,7 @@
 use crate::Xfr;
 use ringdns_plugin::BlockSetup;
 use ringdns_plugin::corefile::{Dispenser, Error};
-use ringdns_plugin::normalize::normalize_exact;
+use ringdns_plugin::normalize::origins_from_args_or_block;
 use std::net::{IpAddr, SocketAddr};
 
 /// Who may transfer: everyone, or one address (its port is where NOTIFY goes).
@@ -21,15 +21,7 @@ pub fn parse(d: &mut Dispenser<'_>, block: &BlockSetup) -> Result<Vec<Xfr>, Erro
     let mut xfrs = Vec::new();
     while d.next() {
         let args = d.remaining_args();
-        let zones = if args.is_empty() {
-            block.zones.clone()
-        } else {
-            let mut v = Vec::new();
-            for a in &args {
-                v.extend(normalize_exact(a).map_err(|e| d.plugin_err("transfer", e))?);
-            }
-            v
-        };
+        let zones = origins_from_args_or_block("transfer", &args, &block.zones);
         let mut to = Vec::new();
         let mut source = None;
         while d.next_block() {
