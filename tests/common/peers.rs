@@ -114,6 +114,8 @@ pub struct Options {
     pub nsd_minimal: bool,
     /// Lines added to the server's configuration (NSD: in `server:`; Knot: in `server:`).
     pub extra_server: Vec<String>,
+    /// NSD: lines added to every `zone:` (`provide-xfr: …`, `notify: …`).
+    pub nsd_zone: Vec<String>,
 }
 
 /// A running NSD or Knot; stopped on drop.
@@ -121,7 +123,7 @@ pub struct Peer {
     pub kind: Kind,
     pub port: u16,
     pub dir: TempDir,
-    _claim: Port,
+    claim: Option<Port>,
     child: Option<Child>,
 }
 
@@ -130,9 +132,20 @@ impl Peer {
     /// it answers the SOA of each. `None` when its binary is missing outside CI (see
     /// [`tool`]); panics, with its log, when it does not start.
     pub fn start(kind: Kind, zones: &[Zone], opts: &Options, test: &str) -> Option<Peer> {
+        Self::start_on(kind, free_port(), zones, opts, test)
+    }
+
+    /// [`Peer::start`] on the port `claim` (one a test claimed before, to name it in
+    /// another server's configuration first).
+    pub fn start_on(
+        kind: Kind,
+        claim: Port,
+        zones: &[Zone],
+        opts: &Options,
+        test: &str,
+    ) -> Option<Peer> {
         let (program, package) = kind.program();
         let bin = tool(program, package, test)?;
-        let claim = free_port();
         let port = claim.port;
         let dir = TempDir::new();
         let conf = match kind {
@@ -160,7 +173,7 @@ impl Peer {
             kind,
             port,
             dir,
-            _claim: claim,
+            claim: Some(claim),
             child: Some(child),
         };
         if let Err(e) = peer.wait_soa(zones, Duration::from_secs(20)) {
@@ -176,6 +189,15 @@ impl Peer {
             s.push_str(&l);
         }
         s
+    }
+
+    /// Stops the server, as dropping it does, and hands back its port's claim, so that a
+    /// test can start it again on the same port.
+    pub fn stop(mut self) -> Port {
+        if let Some(child) = self.child.take() {
+            stop_tree(child);
+        }
+        self.claim.take().expect("a running peer holds its port")
     }
 
     /// The PID of the process started (NSD: its xfrd, the root of its process tree).
@@ -322,6 +344,9 @@ fn nsd_conf(dir: &Path, port: u16, zones: &[Zone], opts: &Options) -> String {
             z.origin,
             z.file.display()
         ));
+        for l in &opts.nsd_zone {
+            c.push_str(&format!("  {l}\n"));
+        }
     }
     c
 }
