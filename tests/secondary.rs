@@ -3,7 +3,7 @@
 //! and the zone after it, a change at the primary brought by its NOTIFY long before the
 //! refresh timer, NOTIFY from a stranger ignored, the zone served while the primary is
 //! gone until its SOA expire and transferred again when the primary is back, a reload that
-//! keeps the zone, and setup errors.
+//! keeps the zone, a zone that takes many AXFR messages, and setup errors.
 //!
 //! Without NSD the tests that need it say so loudly and pass, except in CI (CI=true),
 //! where they fail (see `common::peers::tool`).
@@ -468,6 +468,61 @@ fn a_reload_keeps_a_zone_that_stays_and_transfers_one_whose_primaries_change() {
     // Another primary list: a new zone, which has nothing to transfer from.
     reload(&corefile(port, &format!("127.0.0.1:{p} 127.0.0.2:{p}")));
     assert_eq!(www_rcode(&s, 3), ResponseCode::ServFail, "{}", s.stdout());
+}
+
+#[test]
+fn a_zone_of_many_messages_transfers_whole() {
+    if peers::tool("nsd", "nsd", TEST).is_none() {
+        return;
+    }
+    // 4000 names with an A, a TXT and an MX each: NSD sends the AXFR in many messages,
+    // with names compressed across records.
+    const N: usize = 4000;
+    let mut text = zone_text(1, LONG, "192.0.2.1");
+    for i in 0..N {
+        text.push_str(&format!(
+            "h{i} IN A 10.{}.{}.{}\nh{i} IN TXT \"host number {i} of the big zone\"\n\
+             h{i} IN MX 10 h{}.example.org.\n",
+            i / 65536,
+            (i / 256) % 256,
+            i % 256,
+            (i + 1) % N
+        ));
+    }
+    let dir = TempDir::new();
+    let db = dir.0.join("db.example.org");
+    write_zone(&db, &text, 0);
+    let Some(nsd) = Peer::start(
+        Kind::Nsd,
+        &[Zone::new("example.org.", &db)],
+        &nsd_options(None),
+        TEST,
+    ) else {
+        return;
+    };
+    let p = nsd.port;
+    let s = Server::start(|port| corefile(port, &format!("127.0.0.1:{p}")));
+    wait_www(
+        &s,
+        "192.0.2.1",
+        Some(ResponseCode::ServFail),
+        Duration::from_secs(20),
+    );
+    for i in [0, 1, 255, 256, 2999, N - 1] {
+        let name = format!("h{i}.example.org.");
+        let m = ask(s.port, &query(i as u16, &name, A));
+        let want = format!("10.{}.{}.{}", i / 65536, (i / 256) % 256, i % 256);
+        assert_eq!(a_records(&m), [want], "{name}");
+        let m = ask(s.port, &query(i as u16, &name, 15));
+        let target = format!("h{}.example.org.", (i + 1) % N);
+        assert!(
+            m.answers[0].data.to_string().ends_with(&target),
+            "{name} MX: {:?}",
+            m.answers
+        );
+        let m = ask(s.port, &query(i as u16, &name, 16));
+        assert_eq!(m.answers.len(), 1, "{name} TXT");
+    }
 }
 
 #[test]
