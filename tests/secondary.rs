@@ -3,7 +3,8 @@
 //! and the zone after it, a change at the primary brought by its NOTIFY long before the
 //! refresh timer, NOTIFY from a stranger ignored, the zone served while the primary is
 //! gone until its SOA expire and transferred again when the primary is back, a reload that
-//! keeps the zone, a zone that takes many AXFR messages, and setup errors.
+//! keeps the zone, a zone that takes many AXFR messages, the zone transferred on by
+//! *transfer* record for record as NSD sends it, and setup errors.
 //!
 //! Without NSD the tests that need it say so loudly and pass, except in CI (CI=true),
 //! where they fail (see `common::peers::tool`).
@@ -523,6 +524,65 @@ fn a_zone_of_many_messages_transfers_whole() {
         let m = ask(s.port, &query(i as u16, &name, 16));
         assert_eq!(m.answers.len(), 1, "{name} TXT");
     }
+}
+
+/// The records of an AXFR of example.org. from `port`, as text, lower-cased and sorted, the
+/// closing SOA left out.
+fn axfr_records(port: u16) -> Vec<String> {
+    let msgs = common::tcp_transfer(port, &query(77, "example.org.", AXFR));
+    let mut all: Vec<String> = msgs
+        .iter()
+        .flat_map(|m| m.answers.iter())
+        .map(|r| r.to_string().to_ascii_lowercase())
+        .collect();
+    assert!(all.len() > 1, "a transfer: {all:?}");
+    assert_eq!(all.first(), all.last(), "SOA first and last");
+    all.pop();
+    all.sort();
+    all
+}
+
+#[test]
+fn a_secondary_zone_is_transferred_on_as_the_primary_sends_it() {
+    if peers::tool("nsd", "nsd", TEST).is_none() {
+        return;
+    }
+    let mut text = zone_text(3, LONG, "192.0.2.1");
+    for i in 0..2000 {
+        text.push_str(&format!(
+            "h{i} IN A 10.0.{}.{}\nh{i} IN TXT \"t {i}\"\n",
+            i / 256,
+            i % 256
+        ));
+    }
+    let dir = TempDir::new();
+    let db = dir.0.join("db.example.org");
+    write_zone(&db, &text, 0);
+    let Some(nsd) = Peer::start(
+        Kind::Nsd,
+        &[Zone::new("example.org.", &db)],
+        &nsd_options(None),
+        TEST,
+    ) else {
+        return;
+    };
+    let p = nsd.port;
+    let s = Server::start(|port| {
+        format!(
+            "example.org:{port} {{\n    transfer {{\n        to 127.0.0.1\n    }}\n    \
+             secondary {{\n        transfer from 127.0.0.1:{p}\n    }}\n}}\n"
+        )
+    });
+    wait_www(
+        &s,
+        "192.0.2.1",
+        Some(ResponseCode::ServFail),
+        Duration::from_secs(20),
+    );
+    let ours = axfr_records(s.port);
+    let nsds = axfr_records(p);
+    assert_eq!(ours.len(), nsds.len(), "as many records as NSD sends");
+    assert_eq!(ours, nsds, "the same records");
 }
 
 #[test]

@@ -6,12 +6,11 @@
 
 mod common;
 
-use common::{Server, TempDir, ask, query, tcp_exchange};
+use common::{Server, TempDir, ask, query, tcp_exchange, tcp_transfer};
 use hickory_proto::op::{Message, OpCode, ResponseCode};
 use hickory_proto::rr::RecordType;
 use std::collections::BTreeSet;
-use std::io::{Read, Write};
-use std::net::{TcpStream, UdpSocket};
+use std::net::UdpSocket;
 use std::time::{Duration, Instant};
 
 const A: u16 = 1;
@@ -42,38 +41,6 @@ fn zone(serial: u32) -> (String, usize) {
         z.push('\n');
     }
     (z, 7 + HOSTS)
-}
-
-/// Sends one query over TCP and reads messages until the transfer ends (a second SOA, an
-/// error rcode, or a single-SOA answer), at most 200 messages or 10 seconds.
-fn transfer(port: u16, packet: &[u8]) -> Vec<Message> {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    let mut framed = (packet.len() as u16).to_be_bytes().to_vec();
-    framed.extend_from_slice(packet);
-    s.write_all(&framed).unwrap();
-    let (mut out, mut soas) = (Vec::new(), 0);
-    let t0 = Instant::now();
-    while out.len() < 200 && t0.elapsed() < Duration::from_secs(10) {
-        let mut len = [0u8; 2];
-        s.read_exact(&mut len).expect("the transfer goes on");
-        let mut buf = vec![0u8; u16::from_be_bytes(len) as usize];
-        s.read_exact(&mut buf).unwrap();
-        let m = Message::from_vec(&buf).expect("a transfer message parses");
-        soas += m
-            .answers
-            .iter()
-            .filter(|r| r.record_type() == RecordType::SOA)
-            .count();
-        let done = m.metadata.response_code != ResponseCode::NoError
-            || soas >= 2
-            || (out.is_empty() && m.answers.len() == 1 && soas == 1);
-        out.push(m);
-        if done {
-            break;
-        }
-    }
-    out
 }
 
 /// An IXFR query for example.org. saying the client has `serial`.
@@ -110,7 +77,7 @@ fn soa_serial(m: &Message) -> Option<u32> {
 fn an_axfr_holds_the_zone_file_record_by_record_in_many_messages() {
     let dir = TempDir::new();
     let s = serve_zone(&dir, "127.0.0.1", "");
-    let msgs = transfer(s.port, &query(7, "example.org.", AXFR));
+    let msgs = tcp_transfer(s.port, &query(7, "example.org.", AXFR));
     assert!(msgs.len() > 1, "{} messages: more than one", msgs.len());
     for m in &msgs {
         assert_eq!(m.metadata.id, 7);
@@ -168,12 +135,12 @@ fn an_ixfr_gets_the_soa_when_up_to_date_and_the_zone_when_behind() {
     let dir = TempDir::new();
     let s = serve_zone(&dir, "127.0.0.1", "");
     for serial in [1, 5] {
-        let msgs = transfer(s.port, &ixfr(8, serial));
+        let msgs = tcp_transfer(s.port, &ixfr(8, serial));
         assert_eq!(msgs.len(), 1, "serial {serial}: one message");
         assert_eq!(msgs[0].answers.len(), 1, "the SOA alone");
         assert_eq!(soa_serial(&msgs[0]), Some(1));
     }
-    let msgs = transfer(s.port, &ixfr(9, 0));
+    let msgs = tcp_transfer(s.port, &ixfr(9, 0));
     let n: usize = msgs.iter().map(|m| m.answers.len()).sum();
     assert_eq!(n, zone(1).1 + 2, "behind: the whole zone");
     // Over UDP: the SOA, so the client comes back over TCP.
@@ -251,7 +218,7 @@ fn a_changed_zone_is_notified_to_the_secondaries() {
     let mut ack = buf[..n2].to_vec();
     ack[2] |= 0x80;
     secondary.send_to(&ack, from2).unwrap();
-    let msgs = transfer(s.port, &ixfr(12, 1));
+    let msgs = tcp_transfer(s.port, &ixfr(12, 1));
     let n: usize = msgs.iter().map(|m| m.answers.len()).sum();
     assert_eq!(n, zone(2).1 + 2, "the changed zone is transferred whole");
     assert_eq!(soa_serial(&msgs[0]), Some(2));

@@ -442,6 +442,38 @@ pub fn tcp_exchange(port: u16, packets: &[Vec<u8>]) -> Vec<Vec<u8>> {
     replies
 }
 
+/// Sends one query over TCP and reads messages until the transfer ends (a second SOA, an
+/// error rcode, or a single-SOA answer), at most 200 messages or 10 seconds.
+pub fn tcp_transfer(port: u16, packet: &[u8]) -> Vec<Message> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut framed = (packet.len() as u16).to_be_bytes().to_vec();
+    framed.extend_from_slice(packet);
+    s.write_all(&framed).unwrap();
+    let (mut out, mut soas) = (Vec::new(), 0);
+    let t0 = Instant::now();
+    while out.len() < 200 && t0.elapsed() < Duration::from_secs(10) {
+        let mut len = [0u8; 2];
+        s.read_exact(&mut len).expect("the transfer goes on");
+        let mut buf = vec![0u8; u16::from_be_bytes(len) as usize];
+        s.read_exact(&mut buf).unwrap();
+        let m = Message::from_vec(&buf).expect("a transfer message parses");
+        soas += m
+            .answers
+            .iter()
+            .filter(|r| r.record_type() == hickory_proto::rr::RecordType::SOA)
+            .count();
+        let done = m.metadata.response_code != hickory_proto::op::ResponseCode::NoError
+            || soas >= 2
+            || (out.is_empty() && m.answers.len() == 1 && soas == 1);
+        out.push(m);
+        if done {
+            break;
+        }
+    }
+    out
+}
+
 /// The rcode of a raw reply (header bits only).
 pub fn rcode(reply: &[u8]) -> u8 {
     reply[3] & 0x0f
