@@ -63,6 +63,17 @@ fn nsd_options(notify: Option<u16>) -> Options {
     }
 }
 
+/// NSD serving example.org from `text` (in a directory of its own, returned with the file
+/// so a test can change it), notifying `notify` when given; `None` without NSD.
+fn primary(text: &str, notify: Option<u16>) -> Option<(TempDir, std::path::PathBuf, Peer)> {
+    let dir = TempDir::new();
+    let db = dir.0.join("db.example.org");
+    write_zone(&db, text, 0);
+    let zones = [Zone::new("example.org.", &db)];
+    let nsd = Peer::start(Kind::Nsd, &zones, &nsd_options(notify), TEST)?;
+    Some((dir, db, nsd))
+}
+
 /// A block serving example.org as a secondary of `primaries`.
 fn corefile(port: u16, primaries: &str) -> String {
     format!(
@@ -250,17 +261,9 @@ fn a_notify_from_the_primary_brings_a_change_long_before_the_refresh() {
     if peers::tool("nsd", "nsd", TEST).is_none() {
         return;
     }
-    let dir = TempDir::new();
-    let db = dir.0.join("db.example.org");
-    write_zone(&db, &zone_text(1, LONG, "192.0.2.1"), 0);
     // ringdns's port is known before NSD starts, so NSD can be told to notify it.
     let ours = free_port();
-    let Some(nsd) = Peer::start(
-        Kind::Nsd,
-        &[Zone::new("example.org.", &db)],
-        &nsd_options(Some(ours.port)),
-        TEST,
-    ) else {
+    let Some((_dir, db, nsd)) = primary(&zone_text(1, LONG, "192.0.2.1"), Some(ours.port)) else {
         return;
     };
     let text = corefile(ours.port, &format!("127.0.0.1:{}", nsd.port));
@@ -422,15 +425,7 @@ fn a_reload_keeps_a_zone_that_stays_and_transfers_one_whose_primaries_change() {
     if peers::tool("nsd", "nsd", TEST).is_none() {
         return;
     }
-    let dir = TempDir::new();
-    let db = dir.0.join("db.example.org");
-    write_zone(&db, &zone_text(1, LONG, "192.0.2.1"), 0);
-    let Some(nsd) = Peer::start(
-        Kind::Nsd,
-        &[Zone::new("example.org.", &db)],
-        &nsd_options(None),
-        TEST,
-    ) else {
+    let Some((_dir, _db, nsd)) = primary(&zone_text(1, LONG, "192.0.2.1"), None) else {
         return;
     };
     let p = nsd.port;
@@ -490,15 +485,7 @@ fn a_zone_of_many_messages_transfers_whole() {
             (i + 1) % N
         ));
     }
-    let dir = TempDir::new();
-    let db = dir.0.join("db.example.org");
-    write_zone(&db, &text, 0);
-    let Some(nsd) = Peer::start(
-        Kind::Nsd,
-        &[Zone::new("example.org.", &db)],
-        &nsd_options(None),
-        TEST,
-    ) else {
+    let Some((_dir, _db, nsd)) = primary(&text, None) else {
         return;
     };
     let p = nsd.port;
@@ -555,15 +542,7 @@ fn a_secondary_zone_is_transferred_on_as_the_primary_sends_it() {
             i % 256
         ));
     }
-    let dir = TempDir::new();
-    let db = dir.0.join("db.example.org");
-    write_zone(&db, &text, 0);
-    let Some(nsd) = Peer::start(
-        Kind::Nsd,
-        &[Zone::new("example.org.", &db)],
-        &nsd_options(None),
-        TEST,
-    ) else {
+    let Some((_dir, _db, nsd)) = primary(&text, None) else {
         return;
     };
     let p = nsd.port;

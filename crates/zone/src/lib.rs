@@ -15,6 +15,7 @@ pub mod nsec3;
 pub mod parse;
 pub mod record;
 pub mod registry;
+pub mod serial;
 pub mod serving;
 mod walk;
 pub mod watch;

@@ -13,7 +13,6 @@ mod client;
 mod refresh;
 mod reply;
 mod schedule;
-mod serial;
 mod setup;
 mod xfr;
 mod zone;

@@ -11,11 +11,11 @@
 use crate::client::{self, ClientError};
 use crate::reply::Soa;
 use crate::schedule::{Due, Schedule};
-use crate::serial;
 use crate::zone::Inner;
 use ringdns_plugin::duration::format;
 use ringdns_plugin::{error, info, warning};
 use ringdns_zone::Zone;
+use ringdns_zone::serial;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender};

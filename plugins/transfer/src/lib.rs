@@ -138,7 +138,8 @@ impl Transfer {
         let Some(zone) = data.as_ref() else {
             return Decision::Done(Status::rcode(SERVFAIL));
         };
-        let up_to_date = client_serial.is_some_and(|c| !out::serial_lt(c, zone.serial()));
+        let up_to_date =
+            client_serial.is_some_and(|c| !ringdns_zone::serial::newer(c, zone.serial()));
         if up_to_date || req.proto == Proto::Udp {
             // RFC 1995 §2, §4: one SOA tells an up-to-date client so, and a client over UDP
             // to come back over TCP.

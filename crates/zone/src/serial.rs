@@ -1,4 +1,4 @@
-//! SOA serial numbers compared as RFC 1982 asks: they wrap around at 2^32, so "newer" is
+//! SOA serial numbers compared as RFC 1982 asks (secondary's refresh, transfer's IXFR): they wrap around at 2^32, so "newer" is
 //! "ahead by less than half the circle", which is how a primary's serial can pass
 //! 4294967295 and go on from 0 without its secondaries refusing the change.
 
