@@ -123,18 +123,30 @@ fn start(body: &str) -> Server {
 /// Waits (at most 10 s) until `ok` holds for the reply to `name rtype`.
 #[track_caller]
 fn eventually(port: u16, name: &str, rtype: RecordType, ok: impl Fn(&Message) -> bool) {
+    let q = packet(0x4854, name, rtype);
     let t0 = Instant::now();
-    loop {
-        let m = ask(port, name, rtype);
-        if ok(&m) {
-            return;
+    // While a change lands, the UDP and the TCP listener (other sockets, other cores) may
+    // each answer from a different side of it: wait for each transport, then compare.
+    let over_udp = || udp_exchange(port, &q, Duration::from_secs(2));
+    let over_tcp = || tcp_exchange(port, std::slice::from_ref(&q)).pop();
+    for (transport, exchange) in [
+        ("UDP", &over_udp as &dyn Fn() -> Option<Vec<u8>>),
+        ("TCP", &over_tcp),
+    ] {
+        loop {
+            let m = exchange().and_then(|r| Message::from_vec(&r).ok());
+            if m.as_ref().is_some_and(&ok) {
+                break;
+            }
+            assert!(
+                t0.elapsed() < Duration::from_secs(10),
+                "{name} {rtype} over {transport}: still {m:?}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
         }
-        assert!(
-            t0.elapsed() < Duration::from_secs(10),
-            "{name} {rtype}: still {m:?}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
     }
+    let m = ask(port, name, rtype);
+    assert!(ok(&m), "{name} {rtype}: {m:?}");
 }
 
 /// Rewrites `path` with `text` and a modification time `ahead` seconds from now, so that
