@@ -780,14 +780,32 @@ fn check_counts(expected: &[(u8, u16, u16)]) -> impl Fn(usize, &[u8]) + '_ {
 
 #[test]
 fn authoritative_answers_from_file_allocate_nothing() {
-    let dir = std::env::temp_dir().join(format!("ringdns-alloc-file-{}", std::process::id()));
+    zone_answers_allocate_nothing("file", |dir| {
+        format!(
+            "example.org:53 {{\n    file {} {{\n        reload 0\n    }}\n}}\n",
+            dir.join("db.example.org").display()
+        )
+    });
+}
+
+#[test]
+fn authoritative_answers_from_auto_allocate_nothing() {
+    zone_answers_allocate_nothing("auto", |dir| {
+        format!(
+            "example.org:53 {{\n    auto {{\n        directory {}\n        reload 0\n    }}\n}}\n",
+            dir.display()
+        )
+    });
+}
+
+/// Answers from [`ZONE`] (in `db.example.org` of a directory of the test's) through the
+/// block `corefile` makes of that directory: exact, additional, CNAME, wildcard,
+/// referral, NXDOMAIN and NODATA answers, none of which may allocate.
+fn zone_answers_allocate_nothing(plugin: &str, corefile: impl Fn(&std::path::Path) -> String) {
+    let dir = std::env::temp_dir().join(format!("ringdns-alloc-{plugin}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let db = dir.join("db.example.org");
-    std::fs::write(&db, ZONE).unwrap();
-    let core = core_for(&format!(
-        "example.org:53 {{\n    file {} {{\n        reload 0\n    }}\n}}\n",
-        db.display()
-    ));
+    std::fs::write(dir.join("db.example.org"), ZONE).unwrap();
+    let core = core_for(&corefile(&dir));
     let queries = [
         common::query(0x1001, "www.example.org.", 1),
         common::query_full(0x1002, "WWW.Example.ORG.", 1, 1, EDNS),
@@ -811,7 +829,7 @@ fn authoritative_answers_from_file_allocate_nothing() {
     ];
     let total = allocations_serving(&core, &queries, check_counts(&expected));
     let _ = std::fs::remove_dir_all(&dir);
-    assert_eq!(total, 0, "file answers allocated {total} times");
+    assert_eq!(total, 0, "{plugin} answers allocated {total} times");
 }
 
 /// A hosts file: names, an IPv6 address, a wildcard.
