@@ -218,10 +218,223 @@ fn a_changed_zone_is_notified_to_the_secondaries() {
     let mut ack = buf[..n2].to_vec();
     ack[2] |= 0x80;
     secondary.send_to(&ack, from2).unwrap();
+    // Only the serial changed: the step is the two SOAs, framed by the new one.
     let msgs = tcp_transfer(s.port, &ixfr(12, 1));
     let n: usize = msgs.iter().map(|m| m.answers.len()).sum();
-    assert_eq!(n, zone(2).1 + 2, "the changed zone is transferred whole");
+    assert_eq!(n, 4, "{msgs:?}");
     assert_eq!(soa_serial(&msgs[0]), Some(2));
+    let msgs = tcp_transfer(s.port, &ixfr(13, 0));
+    let n: usize = msgs.iter().map(|m| m.answers.len()).sum();
+    assert_eq!(
+        n,
+        zone(2).1 + 2,
+        "from a serial it never had: the whole zone"
+    );
+}
+
+/// Reads every message of one transfer on a fresh connection until the server has sent
+/// nothing for a second (an incremental transfer holds many SOAs, so the SOA count of
+/// `tcp_transfer` cannot tell its end): at most 200 messages or 15 seconds.
+fn transfer_until_idle(port: u16, packet: &[u8]) -> Vec<Message> {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(1))).unwrap();
+    let mut framed = (packet.len() as u16).to_be_bytes().to_vec();
+    framed.extend_from_slice(packet);
+    s.write_all(&framed).unwrap();
+    let mut out = Vec::new();
+    let t0 = Instant::now();
+    while out.len() < 200 && t0.elapsed() < Duration::from_secs(15) {
+        let mut len = [0u8; 2];
+        if s.read_exact(&mut len).is_err() {
+            break;
+        }
+        let mut buf = vec![0u8; u16::from_be_bytes(len) as usize];
+        s.read_exact(&mut buf).unwrap();
+        out.push(Message::from_vec(&buf).expect("a transfer message parses"));
+    }
+    out
+}
+
+/// Applies an IXFR's answer (RFC 1995 §4) to `zone` (the client's records, SOA left out, as
+/// `axfr_records` gives them); the serial it ends at. Panics when a deletion deletes what
+/// is not there or the sequence is malformed.
+fn apply_ixfr(zone: &mut BTreeSet<String>, msgs: &[Message]) -> u32 {
+    let rrs: Vec<&hickory_proto::rr::Record> = msgs.iter().flat_map(|m| m.answers.iter()).collect();
+    let serial = |r: &hickory_proto::rr::Record| match &r.data {
+        hickory_proto::rr::RData::SOA(s) => Some(s.serial),
+        _ => None,
+    };
+    let last = serial(rrs[0]).expect("an SOA first");
+    assert_eq!(serial(rrs[rrs.len() - 1]), Some(last), "and last");
+    assert!(serial(rrs[1]).is_some(), "incremental: the old SOA second");
+    let mut i = 1;
+    while i < rrs.len() - 1 {
+        serial(rrs[i]).expect("a step opens with its old SOA");
+        i += 1;
+        while serial(rrs[i]).is_none() {
+            let text = rrs[i].to_string().to_ascii_lowercase();
+            assert!(zone.remove(&text), "deleted but not there: {text}");
+            i += 1;
+        }
+        i += 1;
+        while i < rrs.len() - 1 && serial(rrs[i]).is_none() {
+            zone.insert(rrs[i].to_string().to_ascii_lowercase());
+            i += 1;
+        }
+    }
+    last
+}
+
+/// `zone(serial)` with host0..host{changed} moved to new addresses, `txt` gone, a record added.
+fn changed_zone(serial: u32, changed: usize) -> String {
+    let (text, _) = zone(serial);
+    let mut out: String = text
+        .lines()
+        .filter(|l| !l.starts_with("txt "))
+        .map(|l| {
+            let moved = (0..changed).find(|i| l == host_line(*i));
+            match moved {
+                Some(i) => format!(
+                    "host{i}.example.org. 300 IN A 10.9.{}.{}\n",
+                    i / 250,
+                    i % 250
+                ),
+                None => format!("{l}\n"),
+            }
+        })
+        .collect();
+    out.push_str(&format!("new{serial} IN AAAA 2001:db8::{serial}\n"));
+    out
+}
+
+/// The zone's records from an AXFR, the SOA left out.
+fn records_but_soa(port: u16) -> BTreeSet<String> {
+    common::axfr_records(port, "example.org.")
+        .into_iter()
+        .filter(|r| !r.contains(" in soa "))
+        .collect()
+}
+
+/// Waits (10 s at most) until the server answers the SOA with `serial`.
+fn wait_serial(s: &Server, serial: u32) {
+    let t0 = Instant::now();
+    while soa_serial(&ask(s.port, &query(1, "example.org.", 6))) != Some(serial) {
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "serial {serial} never served\n{}",
+            s.stdout()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn an_ixfr_behind_by_steps_of_the_history_gets_those_steps() {
+    let dir = TempDir::new();
+    let s = serve_zone(&dir, "127.0.0.1", "        reload 1s\n");
+    let mut v1 = records_but_soa(s.port);
+    // Serial 2 moves 1500 addresses (a step of more than one message), serial 3 one more;
+    // the history (3000 and 4 records and the SOAs) stays within the zone's 4007.
+    dir.write("db.example.org", &changed_zone(2, 1500));
+    wait_serial(&s, 2);
+    dir.write("db.example.org", &changed_zone(3, 1501));
+    wait_serial(&s, 3);
+    let v3 = records_but_soa(s.port);
+    let msgs = transfer_until_idle(s.port, &ixfr(20, 1));
+    assert!(msgs.len() > 1, "{} messages", msgs.len());
+    assert_eq!(apply_ixfr(&mut v1, &msgs), 3);
+    let missing: Vec<_> = v3.difference(&v1).take(5).collect();
+    let extra: Vec<_> = v1.difference(&v3).take(5).collect();
+    assert!(
+        missing.is_empty() && extra.is_empty(),
+        "serial 1 and the two steps make serial 3: missing {missing:?}, extra {extra:?}"
+    );
+    let n: usize = msgs.iter().map(|m| m.answers.len()).sum();
+    assert!(
+        n < 2 * 3000 + 2 * 3001 + 10,
+        "{n} records: the steps, not the zone"
+    );
+    assert!(
+        s.wait_stdout("Outgoing incremental transfer of", Duration::from_secs(5)),
+        "{}",
+        s.stdout()
+    );
+    // One step behind: one step (old SOA, the deleted address, new SOA, the added
+    // address and the AAAA of serial 3, new{2} deleted), framed by the new SOA.
+    let msgs = transfer_until_idle(s.port, &ixfr(21, 2));
+    let soas = msgs
+        .iter()
+        .flat_map(|m| m.answers.iter())
+        .filter(|r| r.record_type() == RecordType::SOA)
+        .count();
+    assert_eq!(soas, 4, "{msgs:?}");
+    // A serial the history does not have: the whole zone.
+    let msgs = transfer_until_idle(s.port, &ixfr(22, 0));
+    let all: Vec<_> = msgs.iter().flat_map(|m| m.answers.iter()).collect();
+    assert_ne!(all[1].record_type(), RecordType::SOA, "AXFR-style");
+    assert_eq!(all.len(), v3.len() + 2);
+}
+
+#[test]
+fn nsd_as_a_secondary_follows_the_zone_by_notify_and_ixfr() {
+    const TEST: &str = "tests/transfer.rs";
+    if common::peers::tool("nsd", "nsd", TEST).is_none() {
+        return;
+    }
+    let claim = common::free_port();
+    let nsd_port = claim.port;
+    let dir = TempDir::new();
+    let s = serve_zone(
+        &dir,
+        &format!("127.0.0.1:{nsd_port}"),
+        "        reload 1s\n",
+    );
+    let opts = common::peers::Options {
+        nsd_zone: vec![
+            format!("request-xfr: 127.0.0.1@{} NOKEY", s.port),
+            "allow-notify: 127.0.0.1 NOKEY".into(),
+            "provide-xfr: 127.0.0.1 NOKEY".into(),
+        ],
+        ..Default::default()
+    };
+    let nsd_dir = TempDir::new();
+    let zones = [common::peers::Zone {
+        origin: "example.org.".into(),
+        file: nsd_dir.0.join("example.org.zone"),
+    }];
+    let Some(nsd) =
+        common::peers::Peer::start_on(common::peers::Kind::Nsd, claim, &zones, &opts, TEST)
+    else {
+        return;
+    };
+    assert_eq!(
+        common::axfr_records(nsd.port, "example.org."),
+        common::axfr_records(s.port, "example.org."),
+        "NSD's first copy"
+    );
+    dir.write("db.example.org", &changed_zone(2, 100));
+    wait_serial(&s, 2);
+    let t0 = Instant::now();
+    while soa_serial(&ask(nsd.port, &query(2, "example.org.", 6))) != Some(2) {
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "NSD never got serial 2\nringdns:\n{}\nnsd:\n{}",
+            s.stdout(),
+            nsd.log()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(
+        common::axfr_records(nsd.port, "example.org."),
+        common::axfr_records(s.port, "example.org."),
+        "NSD's copy after the IXFR"
+    );
+    assert!(
+        s.stdout().contains("Outgoing incremental transfer of"),
+        "NSD asked for IXFR and got the step:\n{}",
+        s.stdout()
+    );
 }
 
 #[test]

@@ -474,6 +474,23 @@ pub fn tcp_transfer(port: u16, packet: &[u8]) -> Vec<Message> {
     out
 }
 
+/// The records of an AXFR of `origin` from the server on `port`, in presentation format
+/// (lower-case), sorted, the closing SOA left out: what two servers' copies of a zone are
+/// compared by.
+pub fn axfr_records(port: u16, origin: &str) -> Vec<String> {
+    let msgs = tcp_transfer(port, &query(77, origin, 252));
+    let mut all: Vec<String> = msgs
+        .iter()
+        .flat_map(|m| m.answers.iter())
+        .map(|r| r.to_string().to_ascii_lowercase())
+        .collect();
+    assert!(all.len() > 1, "a transfer: {all:?}");
+    assert_eq!(all.first(), all.last(), "SOA first and last");
+    all.pop();
+    all.sort();
+    all
+}
+
 /// The rcode of a raw reply (header bits only).
 pub fn rcode(reply: &[u8]) -> u8 {
     reply[3] & 0x0f

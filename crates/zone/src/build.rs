@@ -117,6 +117,7 @@ impl Zone {
                 nsec3: None,
                 records: 0,
                 signed: false,
+                history: Vec::new(),
             },
             nsec3_nodes: Vec::new(),
         };

@@ -10,6 +10,7 @@ mod answer;
 mod build;
 pub mod canonical;
 mod external;
+pub mod journal;
 pub mod load;
 pub mod nsec3;
 pub mod parse;

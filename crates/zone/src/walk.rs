@@ -7,7 +7,7 @@ use ringdns_wire::rtype;
 
 /// One stored record, borrowed from the zone. Owner names are lower-case (the store keeps
 /// them so); RDATA is byte for byte as loaded.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct StoredRecord<'z> {
     /// The owner, lower-case uncompressed wire form.
     pub owner: &'z [u8],

@@ -153,6 +153,11 @@ impl ZoneFile {
                     self.path.display(),
                     zone.serial()
                 );
+                // The step from the old version is kept for IXFR.
+                let zone = match current.as_ref() {
+                    Some(old) => zone.following(old),
+                    None => zone,
+                };
                 drop(current);
                 self.data.store(Some(zone));
                 self.registry.changed(&self.origin);

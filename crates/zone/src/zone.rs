@@ -83,6 +83,8 @@ pub struct Zone {
     pub(crate) records: usize,
     /// The apex has a DNSKEY: DO queries get signatures and proofs.
     pub(crate) signed: bool,
+    /// The steps that led to this version, for IXFR ([`crate::journal`]).
+    pub(crate) history: crate::journal::History,
 }
 
 /// One record of a set, as stored.

@@ -30,8 +30,13 @@ pub struct Inner {
 }
 
 impl Inner {
-    /// Swaps in `zone` (`None`: expired) and tells the registries.
+    /// Swaps in `zone` (`None`: expired), with the step from the version it replaces kept
+    /// for IXFR, and tells the registries.
     pub fn store(&self, zone: Option<ringdns_zone::Zone>) {
+        let zone = match (zone, self.data.load().as_ref()) {
+            (Some(new), Some(old)) => Some(new.following(old)),
+            (zone, _) => zone,
+        };
         self.data.store(zone);
         let live: Vec<Arc<Registry>> = {
             let mut regs = self.registries.lock().unwrap_or_else(|p| p.into_inner());

@@ -1,6 +1,6 @@
 //! transfer: zone transfers out of the block's zones (file, auto, secondary), as CoreDNS's
-//! transfer plugin: AXFR (RFC 5936) and IXFR (RFC 1995, answered with the whole zone unless
-//! the client is up to date) over TCP to the addresses of `to`, and NOTIFY (RFC 1996) to
+//! transfer plugin: AXFR (RFC 5936) and IXFR (RFC 1995: the steps since the client's serial
+//! where the zone's history has them, else the whole zone) over TCP to the addresses of `to`, and NOTIFY (RFC 1996) to
 //! them when a zone changes.
 //!
 //! A transfer is the one reply of many messages: the query defers, and its task writes
@@ -63,8 +63,8 @@ enum Decision {
     Next,
     /// Answered (or an rcode for the server to write).
     Done(Status),
-    /// The whole zone, as messages.
-    Full(Arc<Option<Zone>>),
+    /// The zone as messages: whole, or for an IXFR (the client's serial) the steps since.
+    Full(Arc<Option<Zone>>, Option<u32>),
 }
 
 impl Plugin for Transfer {
@@ -154,7 +154,7 @@ impl Transfer {
             }
             return Decision::Done(Status::written());
         }
-        Decision::Full(data)
+        Decision::Full(data, client_serial)
     }
 }
 
@@ -173,9 +173,9 @@ impl Serve for Transfer {
                 fut: next_or_failure(Self::NAME, next, req),
             },
             Decision::Done(s) => ServeFuture::ready(Ok(s)),
-            Decision::Full(_) if !req.can_wait() => ServeFuture::ready(req.defer()),
-            Decision::Full(data) => ServeFuture::Own {
-                fut: Box::pin(out::full(req, data)),
+            Decision::Full(..) if !req.can_wait() => ServeFuture::ready(req.defer()),
+            Decision::Full(data, serial) => ServeFuture::Own {
+                fut: Box::pin(out::full(req, data, serial)),
             },
         }
     }

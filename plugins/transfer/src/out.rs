@@ -1,11 +1,13 @@
-//! The messages of a transfer: the whole zone in messages of up to [`BATCH`] bytes of
-//! records (CoreDNS's 63 000), SOA first and last (RFC 5936 §2.2); or the SOA alone, for
-//! an IXFR client that is up to date or asked over UDP (RFC 1995 §2, §4).
+//! The messages of a transfer, in messages of up to [`BATCH`] bytes of records (CoreDNS's
+//! 63 000): the whole zone, SOA first and last (RFC 5936 §2.2); for an IXFR client whose
+//! serial the zone's history reaches, the steps since then (RFC 1995 §4: the new SOA, each
+//! step's old SOA, deletions, new SOA and additions, the new SOA again); or the SOA alone,
+//! for an IXFR client that is up to date or asked over UDP (RFC 1995 §2, §4).
 
 use ringdns_plugin::wire::rcode::{NOERROR, SERVFAIL};
 use ringdns_plugin::wire::{MessageWriter, Owner, Section, records, rtype};
 use ringdns_plugin::{PluginError, Request, Status};
-use ringdns_zone::Zone;
+use ringdns_zone::{StoredRecord, Zone};
 use std::sync::Arc;
 
 /// Bytes of records per message, below the 65 535 of a TCP frame with room for the header,
@@ -64,23 +66,61 @@ pub fn soa_only(req: &mut Request<'_>, zone: &Zone) {
     req.finalize_reply();
 }
 
-/// Sends the whole zone: every message but the last through the connection, the last as
-/// the query's reply. A connection that breaks ends the transfer with an error.
-pub async fn full(req: &mut Request<'_>, data: Arc<Option<Zone>>) -> Status {
+/// Sends the zone, or the steps since `client_serial` when the zone's history has them:
+/// every message but the last through the connection, the last as the query's reply. A
+/// connection that breaks ends the transfer with an error.
+pub async fn full(
+    req: &mut Request<'_>,
+    data: Arc<Option<Zone>>,
+    client_serial: Option<u32>,
+) -> Status {
     let Some(zone) = data.as_ref() else {
         return Status::rcode(SERVFAIL);
     };
+    let steps = client_serial.and_then(|c| zone.deltas_since(c));
+    let sent = match steps {
+        Some(steps) => {
+            let rrs = std::iter::once(zone.soa())
+                .chain(steps.iter().flat_map(|d| d.records()))
+                .chain(std::iter::once(zone.soa()));
+            send(req, rrs).await
+        }
+        None => {
+            send(
+                req,
+                zone.transfer_records().chain(std::iter::once(zone.soa())),
+            )
+            .await
+        }
+    };
+    let count = match sent {
+        Ok(n) => n,
+        Err(status) => return status,
+    };
+    let name = req.query.qname().to_string();
+    let kind = if steps.is_some() { "incremental " } else { "" };
+    ringdns_plugin::info!(
+        "plugin/transfer: Outgoing {kind}transfer of {count} records of zone \"{}\" to {} for {} SOA serial",
+        name.to_ascii_lowercase(),
+        req.client.ip(),
+        zone.serial()
+    );
+    Status::written()
+}
+
+/// Writes `rrs` as the answer of as many messages as they take; how many were sent.
+async fn send<'z>(
+    req: &mut Request<'_>,
+    rrs: impl Iterator<Item = StoredRecord<'z>>,
+) -> Result<usize, Status> {
     let Some(stream) = req.stream() else {
-        return Status::error(
+        return Err(Status::error(
             SERVFAIL,
             PluginError::new("transfer", "a transfer needs a TCP connection"),
-        );
+        ));
     };
     let q = req.query;
-    let mut rrs = zone
-        .transfer_records()
-        .chain(std::iter::once(zone.soa()))
-        .peekable();
+    let mut rrs = rrs.peekable();
     let mut msg = Vec::with_capacity(BATCH + 1024);
     let mut count = 0usize;
     loop {
@@ -93,7 +133,10 @@ pub async fn full(req: &mut Request<'_>, data: Arc<Option<Zone>>) -> Status {
             }
             let owner = Owner::Wire(r.owner);
             if let Err(e) = w.push(Section::Answer, owner, r.rtype, r.class, r.ttl, r.rdata) {
-                return Status::error(SERVFAIL, PluginError::new("transfer", e.to_string()));
+                return Err(Status::error(
+                    SERVFAIL,
+                    PluginError::new("transfer", e.to_string()),
+                ));
             }
             rrs.next();
             count += 1;
@@ -103,23 +146,16 @@ pub async fn full(req: &mut Request<'_>, data: Arc<Option<Zone>>) -> Status {
             break;
         }
         if let Err(e) = stream.send(&msg).await {
-            return Status::error(
+            return Err(Status::error(
                 SERVFAIL,
                 PluginError::new("transfer", format!("transfer to {}: {e}", req.client)),
-            );
+            ));
         }
     }
     req.reply.clear();
     req.reply.extend_from_slice(&msg);
     req.finalize_reply();
-    let name = q.qname().to_string();
-    ringdns_plugin::info!(
-        "plugin/transfer: Outgoing transfer of {count} records of zone \"{}\" to {} for {} SOA serial",
-        name.to_ascii_lowercase(),
-        req.client.ip(),
-        zone.serial()
-    );
-    Status::written()
+    Ok(count)
 }
 
 #[cfg(test)]
