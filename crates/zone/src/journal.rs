@@ -12,6 +12,7 @@
 
 use crate::walk::StoredRecord;
 use crate::zone::Zone;
+use foldhash::fast::RandomState;
 use std::collections::HashSet;
 use std::sync::Arc;
 
@@ -92,21 +93,24 @@ impl Delta {
 /// keep it.
 pub type History = Vec<Arc<Delta>>;
 
-/// The difference from `old` to `new`, the SOAs aside.
+/// The difference from `old` to `new`, the SOAs aside: one set of `old`'s records, from
+/// which every record `new` also has is taken out; what `new` adds is what was not there,
+/// and what is left in the set was deleted.
 fn diff(old: &Zone, new: &Zone) -> Delta {
     let not_soa =
         |r: &StoredRecord<'_>| r.rtype != ringdns_wire::rtype::SOA || r.owner != old.origin();
-    let before: HashSet<StoredRecord<'_>> = old.transfer_records().filter(not_soa).collect();
-    let after: HashSet<StoredRecord<'_>> = new.transfer_records().filter(not_soa).collect();
+    let mut before: HashSet<StoredRecord<'_>, RandomState> =
+        HashSet::with_capacity_and_hasher(old.len(), RandomState::default());
+    before.extend(old.transfer_records().filter(not_soa));
+    let added = new
+        .transfer_records()
+        .filter(|r| not_soa(r) && !before.remove(r))
+        .map(|r| OwnedRecord::of(&r))
+        .collect();
     // In the walk's order, so a transfer sends them owner by owner.
     let deleted = old
         .transfer_records()
-        .filter(|r| not_soa(r) && !after.contains(r))
-        .map(|r| OwnedRecord::of(&r))
-        .collect();
-    let added = new
-        .transfer_records()
-        .filter(|r| not_soa(r) && !before.contains(r))
+        .filter(|r| not_soa(r) && before.contains(r))
         .map(|r| OwnedRecord::of(&r))
         .collect();
     Delta {
