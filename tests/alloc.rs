@@ -633,6 +633,11 @@ fn the_chain_future_stays_small() {
     errors
     log
     cache
+    template IN A example.org {
+        match ^ip-(?P<a>[0-9]+)[.]example[.]org[.]$
+        answer \"{{ .Name }} 60 IN A 10.0.0.{{ .Group.a }}\"
+        fallthrough
+    }
     forward . 127.0.0.1:1 tls://127.0.0.1:2
     erratic
     whoami
@@ -871,4 +876,41 @@ fn hosts_answers_allocate_nothing() {
     let total = allocations_serving(&core, &queries, check_counts(&expected));
     let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(total, 0, "hosts allocated {total} times on the query path");
+}
+
+/// Queries the templates do not answer (another zone or type, a regex that does
+/// not match under `fallthrough`) go on to the next plugin without allocating; whoami
+/// answers them.
+#[test]
+fn queries_templates_pass_on_allocate_nothing() {
+    let core = core_for(
+        "\
+.:53 {
+    template IN A example.org {
+        match ^ip-(?P<a>[0-9]+)[.]example[.]org[.]$
+        answer \"{{ .Name }} 60 IN A 10.0.0.{{ .Group.a }}\"
+        fallthrough
+    }
+    template ANY TXT example.net {
+        fallthrough
+    }
+    whoami
+}
+",
+    );
+    let queries = [
+        common::query(1, "ip-1.example.com.", 1),
+        common::query(2, "ip-1.example.org.", 15),
+        common::query(3, "a.example.net.", 28),
+        common::query(4, "www.example.org.", 1),
+        common::query(5, "WWW.Example.ORG.", 1),
+        common::query(6, "a.example.net.", 1),
+    ];
+    // whoami's: NOERROR, no answer, its A and SRV in the additional section.
+    let expected = [(0, 0, 2); 6];
+    let total = allocations_serving(&core, &queries, check_counts(&expected));
+    assert_eq!(
+        total, 0,
+        "queries passed on by template allocated {total} times"
+    );
 }

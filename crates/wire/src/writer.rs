@@ -293,6 +293,40 @@ impl<'b> MessageWriter<'b> {
         Ok(())
     }
 
+    /// Appends an OPT record (RFC 6891) to the additional section: root owner, `udp_size`,
+    /// version 0, the DO bit as given, and `options` (code, data) in order. For a plugin
+    /// whose reply carries EDNS options of its own (an extended DNS error, RFC 8914), as
+    /// miekg's `SetEdns0` and an appended option make it; [`finalize`](super::finalize)
+    /// then fits the OPT to the client's (its size and DO), keeping the options.
+    pub fn push_opt(
+        &mut self,
+        udp_size: u16,
+        do_bit: bool,
+        options: &[(u16, &[u8])],
+    ) -> Result<(), WriteError> {
+        let ttl = if do_bit { 0x8000 } else { 0 };
+        let fits = options
+            .iter()
+            .all(|(_, data)| data.len() <= usize::from(u16::MAX));
+        if !fits {
+            return Err(WriteError::RdataTooLong);
+        }
+        self.push_with(
+            Section::Additional,
+            Owner::Wire(&[0]),
+            rtype::OPT,
+            udp_size,
+            ttl,
+            |out| {
+                for (code, data) in options {
+                    out.extend_from_slice(&code.to_be_bytes());
+                    out.extend_from_slice(&(data.len() as u16).to_be_bytes());
+                    out.extend_from_slice(data);
+                }
+            },
+        )
+    }
+
     /// Completes the message and returns its length. When the rcode needs
     /// more than 4 bits, its upper bits go into the OPT record: the one
     /// pushed into the additional section, or a new one (root, UDP size
@@ -322,6 +356,68 @@ mod tests {
     use super::*;
     use crate::consts::{class, rcode};
     use crate::records::records;
+
+    #[test]
+    fn push_opt_writes_an_opt_with_its_options_that_finalize_keeps() {
+        use crate::consts::edns;
+        let q = query(flags::RD, b"\x07example\x00", rtype::A);
+        let parsed = Query::parse(&q).unwrap();
+        let mut out = Vec::new();
+        let mut w = MessageWriter::reply(&parsed, &mut out, rcode::NXDOMAIN);
+        let mut ede = 21u16.to_be_bytes().to_vec();
+        ede.extend_from_slice(b"blocked");
+        w.push_opt(4096, true, &[(edns::EDE, &ede)]).unwrap();
+        // An OPT is the last thing written: nothing goes after it in the additional section.
+        w.finish();
+        let opt = records(&out)
+            .unwrap()
+            .map(Result::unwrap)
+            .find(|r| r.rtype == rtype::OPT)
+            .expect("an OPT");
+        assert_eq!(opt.class, 4096);
+        assert_eq!(&out[opt.ttl_offset..opt.ttl_offset + 4], &[0, 0, 0x80, 0]);
+        assert_eq!(
+            &out[opt.rdata.clone()],
+            &[0, 15, 0, 9, 0, 21, b'b', b'l', b'o', b'c', b'k', b'e', b'd']
+        );
+        // A client without EDNS gets it as written (CoreDNS's SizeAndDo leaves it).
+        let before = out.clone();
+        crate::finalize(&mut out, &parsed, 512);
+        assert_eq!(out, before);
+        // An EDNS client's size and DO go into it; the option stays.
+        let name = crate::Name::from_wire(b"\x07example\x00").unwrap();
+        let edns_q = crate::QueryBuilder::new(name, rtype::A)
+            .edns(1232, false)
+            .build();
+        let edns_q = Query::parse(&edns_q).unwrap();
+        let mut out = Vec::new();
+        let mut w = MessageWriter::reply(&edns_q, &mut out, rcode::NXDOMAIN);
+        w.push_opt(4096, true, &[(edns::EDE, &ede)]).unwrap();
+        w.finish();
+        crate::finalize(&mut out, &edns_q, edns_q.max_reply_size(false));
+        let opts: Vec<_> = records(&out)
+            .unwrap()
+            .map(Result::unwrap)
+            .filter(|r| r.rtype == rtype::OPT)
+            .map(|r| (r.class, out[r.ttl_offset + 2], out[r.rdata].to_vec()))
+            .collect();
+        assert_eq!(opts.len(), 1, "one OPT, not a second one appended");
+        assert_eq!((opts[0].0, opts[0].1), (1232, 0));
+        let found: Vec<_> = crate::EdnsOptions::new(&opts[0].2)
+            .map(|(c, d)| (c, d.to_vec()))
+            .collect();
+        assert_eq!(found, vec![(edns::EDE, ede.clone())]);
+        // An option longer than RDATA can hold is refused, and nothing is written.
+        let long = vec![0u8; 70_000];
+        let mut out2 = Vec::new();
+        let mut w = MessageWriter::reply(&parsed, &mut out2, rcode::NOERROR);
+        let len = w.len();
+        assert_eq!(
+            w.push_opt(512, false, &[(edns::EDE, &long)]),
+            Err(WriteError::RdataTooLong)
+        );
+        assert_eq!(w.len(), len);
+    }
 
     fn query(flag_word: u16, name: &[u8], qtype: u16) -> Vec<u8> {
         let mut p = Vec::new();
