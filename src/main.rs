@@ -11,6 +11,7 @@ use std::process::ExitCode;
 static GLOBAL: MiMalloc = MiMalloc;
 
 fn main() -> ExitCode {
+    runtime::memory::install();
     let cli = Cli::parse_from(normalize_args(std::env::args()));
     if cli.version {
         // As CoreDNS: `CoreDNS-1.11.1` then `linux/amd64, go1.20.7, ae2bbc2`.
@@ -39,6 +40,8 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    // The zones are loaded: what their parse freed goes back to the system.
+    ringdns_plugin::memory::give_back();
     if let Some(p) = &cli.pidfile
         && let Err(e) = std::fs::write(p, format!("{}\n", std::process::id()))
     {

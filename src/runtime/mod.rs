@@ -4,6 +4,7 @@
 pub mod core;
 pub mod http;
 mod memlock;
+pub mod memory;
 mod reload;
 pub mod router;
 pub mod serve;

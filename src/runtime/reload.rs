@@ -189,7 +189,10 @@ impl Reloader {
     /// Builds, checks and swaps in a changed configuration; on error nothing changed.
     fn apply(&mut self, parsed: Parsed, http: &mut HttpServers) -> Result<(), String> {
         crate::info!("Reloading");
-        let mut config = self.source.load(&parsed)?;
+        let loaded = self.source.load(&parsed);
+        // Loaded or not, what the load's parsing freed goes back to the system.
+        ringdns_plugin::memory::give_back();
+        let mut config = loaded?;
         let changed = global::changed(&self.running.tuning, &config.tuning);
         if !changed.is_empty() {
             crate::warning!(

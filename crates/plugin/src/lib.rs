@@ -20,6 +20,7 @@ mod fallthrough;
 pub mod http;
 pub mod logging;
 pub mod lookup;
+pub mod memory;
 pub mod normalize;
 mod place;
 pub mod prehashed;

@@ -126,15 +126,22 @@ impl ZoneFile {
     }
 
     /// One check of the file (the reloading thread's work). `plugin` names the plugin in
-    /// log lines.
+    /// log lines. A file read, swapped in or not, gives what its parse freed back.
     pub fn check(&self, plugin: &str) {
+        if self.check_stamp_and_read(plugin) {
+            ringdns_plugin::memory::give_back();
+        }
+    }
+
+    /// [`ZoneFile::check`]'s work; whether the file was read.
+    fn check_stamp_and_read(&self, plugin: &str) -> bool {
         let Ok(now) = Stamp::of(&self.path) else {
             // Gone: keep serving what was loaded, as CoreDNS does.
-            return;
+            return false;
         };
         let mut last = self.stamp.lock().unwrap_or_else(|p| p.into_inner());
         if *last == Some(now) {
-            return;
+            return false;
         }
         match read(&self.path, &self.origin) {
             Ok((zone, stamp)) => {
@@ -145,7 +152,7 @@ impl ZoneFile {
                     Some(old) => self.by_mtime || old.serial() != zone.serial(),
                 };
                 if !changed {
-                    return;
+                    return true;
                 }
                 ringdns_plugin::info!(
                     "plugin/{plugin}: Successfully reloaded zone \"{}\" in \"{}\" with {} SOA serial",
@@ -170,5 +177,6 @@ impl ZoneFile {
                 );
             }
         }
+        true
     }
 }

@@ -140,6 +140,7 @@ impl Source {
         if changed {
             next.sort_by_key(|z| std::cmp::Reverse(z.origin.len()));
             self.zones.store(next);
+            ringdns_plugin::memory::give_back();
         }
         Ok(())
     }

@@ -38,6 +38,8 @@ impl Inner {
             (zone, _) => zone,
         };
         self.data.store(zone);
+        // The transfer's records and the old version are freed on this thread.
+        ringdns_plugin::memory::give_back();
         let live: Vec<Arc<Registry>> = {
             let mut regs = self.registries.lock().unwrap_or_else(|p| p.into_inner());
             regs.retain(|r| r.strong_count() > 0);
