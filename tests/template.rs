@@ -61,6 +61,7 @@ fn show(records: &[hickory_proto::rr::Record]) -> Vec<String> {
             let data = match &r.data {
                 RData::A(a) => a.0.to_string(),
                 RData::PTR(p) => p.0.to_string(),
+                RData::CNAME(c) => c.0.to_string(),
                 RData::NS(n) => n.0.to_string(),
                 RData::MX(mx) => format!("{} {}", mx.preference, mx.exchange),
                 RData::SOA(s) => format!("{} {} {}", s.mname, s.rname, s.minimum),
@@ -312,4 +313,38 @@ fn bad_templates_do_not_start() {
         let want = format!("Corefile:{line} - Error during parsing: plugin/template: {want}");
         assert!(err.contains(&want), "for:\n{text}\nwant {want:?} in: {err}");
     }
+}
+
+#[test]
+fn a_cname_answer_to_an_a_query_has_its_target_looked_up_through_the_server() {
+    let s = Server::start(|p| {
+        format!(
+            "example.org:{p} {{\n template IN ANY example.org {{\n  match \"^(www|gone)[.]example[.]org[.]$\"\n  \
+             answer \"{{{{ .Name }}}} 60 IN CNAME {{{{ index .Match 1 }}}}.example.net.\"\n }}\n}}\n\
+             example.net:{p} {{\n hosts {{\n  192.0.2.7 www.example.net\n  fallthrough\n }}\n}}\n"
+        )
+    });
+    let m = ask(s.port, "www.example.org.", 1);
+    assert_eq!(m.metadata.response_code, ResponseCode::NoError);
+    assert_eq!(
+        show(&m.answers),
+        [
+            "CNAME 60 www.example.org. www.example.net.",
+            "A 3600 www.example.net. 192.0.2.7"
+        ],
+        "the CNAME, then the target's address (UDP and TCP alike)"
+    );
+    // Not A or AAAA: the CNAME alone, as CoreDNS.
+    let m = ask(s.port, "www.example.org.", 16);
+    assert_eq!(
+        show(&m.answers),
+        ["CNAME 60 www.example.org. www.example.net."]
+    );
+    // A target nothing answers: the CNAME alone.
+    let m = ask(s.port, "gone.example.org.", 1);
+    assert_eq!(
+        show(&m.answers),
+        ["CNAME 60 gone.example.org. gone.example.net."]
+    );
+    assert_eq!(m.metadata.response_code, ResponseCode::NoError);
 }

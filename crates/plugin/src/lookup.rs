@@ -3,6 +3,7 @@
 //! outside its zone, so that another block of the server, a `hosts` block or `forward`
 //! answers them.
 
+use crate::wire::{MessageWriter, Owner, Section, expand_name, expand_rdata, records, rtype};
 use std::future::Future;
 use std::pin::Pin;
 
@@ -21,4 +22,40 @@ pub trait Lookup {
     /// Serves `query` (a whole DNS message) through the blocks of the listener the current
     /// query came in on, as a query from the same client, and returns the reply bytes.
     fn lookup<'a>(&'a self, query: &'a [u8]) -> LookupFuture<'a>;
+}
+
+/// Copies the answer section of a lookup's `reply` into `w`, names uncompressed (the
+/// reply's pointers mean nothing in `w`); returns how many. What file's CNAME chains and
+/// template's CNAMEs append of their targets.
+pub fn append_answers(reply: &[u8], w: &mut MessageWriter<'_>) -> usize {
+    let Ok(it) = records(reply) else { return 0 };
+    let (mut owner, mut rdata) = (Vec::with_capacity(256), Vec::with_capacity(512));
+    let mut n = 0;
+    for r in it {
+        let Ok(r) = r else { break };
+        if r.section != Section::Answer || r.rtype == rtype::OPT {
+            continue;
+        }
+        owner.clear();
+        rdata.clear();
+        if expand_name(reply, r.owner.start, reply.len(), &mut owner).is_err()
+            || expand_rdata(reply, &r, &mut rdata).is_err()
+        {
+            break;
+        }
+        let ttl = r.ttl(reply);
+        if w.push(
+            Section::Answer,
+            Owner::Wire(&owner),
+            r.rtype,
+            r.class,
+            ttl,
+            &rdata,
+        )
+        .is_ok()
+        {
+            n += 1;
+        }
+    }
+    n
 }

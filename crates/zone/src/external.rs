@@ -5,10 +5,7 @@
 use crate::Answered;
 use crate::registry::SharedZone;
 use ringdns_plugin::wire::rcode::{NOERROR, NXDOMAIN, SERVFAIL};
-use ringdns_plugin::wire::{
-    MessageWriter, Name, Owner, QueryBuilder, Section, expand_name, expand_rdata, header_rcode,
-    records, rtype,
-};
+use ringdns_plugin::wire::{MessageWriter, Name, QueryBuilder, header_rcode};
 use ringdns_plugin::{Request, Status};
 use std::sync::Arc;
 
@@ -60,7 +57,7 @@ pub async fn answer(req: &mut Request<'_>, shared: Arc<SharedZone>) -> Status {
                 r @ (NXDOMAIN | SERVFAIL) => r,
                 _ => NOERROR,
             };
-            let appended = append_answers(&reply, &mut w);
+            let appended = ringdns_plugin::lookup::append_answers(&reply, &mut w);
             w.set_rcode(rcode);
             negative = got == NXDOMAIN || (got == NOERROR && appended == 0);
         }
@@ -73,38 +70,4 @@ pub async fn answer(req: &mut Request<'_>, shared: Arc<SharedZone>) -> Status {
     w.finish();
     req.finalize_reply();
     Status::written()
-}
-
-/// Copies the answer section of `reply` into `w`, names uncompressed; returns how many.
-fn append_answers(reply: &[u8], w: &mut MessageWriter<'_>) -> usize {
-    let Ok(it) = records(reply) else { return 0 };
-    let (mut owner, mut rdata) = (Vec::with_capacity(256), Vec::with_capacity(512));
-    let mut n = 0;
-    for r in it {
-        let Ok(r) = r else { break };
-        if r.section != Section::Answer || r.rtype == rtype::OPT {
-            continue;
-        }
-        owner.clear();
-        rdata.clear();
-        if expand_name(reply, r.owner.start, reply.len(), &mut owner).is_err()
-            || expand_rdata(reply, &r, &mut rdata).is_err()
-        {
-            break;
-        }
-        let ttl = r.ttl(reply);
-        if w.push(
-            Section::Answer,
-            Owner::Wire(&owner),
-            r.rtype,
-            r.class,
-            ttl,
-            &rdata,
-        )
-        .is_ok()
-        {
-            n += 1;
-        }
-    }
-    n
 }

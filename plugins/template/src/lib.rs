@@ -20,9 +20,10 @@
 //! whose rcode is SERVFAIL answers nothing: the server writes the SERVFAIL. A rendering
 //! that fails is SERVFAIL with the error, for the *errors* plugin to log.
 //!
-//! Everything is decided and written on the first pass (`serve_now`): a template never
-//! waits. A query that no template answers allocates nothing here; an answer allocates
-//! (the rendered text, the records).
+//! Everything is decided and written on the first pass (`serve_now`), but for an A or
+//! AAAA answer that holds a CNAME: its target is looked up through the server on the
+//! deferred pass ([`follow`]), as CoreDNS's `upstream`. A query that no template answers
+//! allocates nothing here; an answer allocates (the rendered text, the records).
 
 #![forbid(unsafe_code)]
 
@@ -34,12 +35,16 @@ use lang::{Data, Msg};
 use metrics::{Counters, Failure, Labels};
 use regex::Regex;
 use ringdns_plugin::corefile::{Dispenser, Error};
+use ringdns_plugin::lookup::append_answers;
 use ringdns_plugin::wire::rcode::SERVFAIL;
-use ringdns_plugin::wire::{MessageWriter, Name, Owner, Section, edns};
+use ringdns_plugin::wire::{
+    Header, MessageWriter, Name, Owner, QueryBuilder, Section, edns, rtype,
+};
 use ringdns_plugin::{
     BlockSetup, CoreInfo, Handler, Outcome, Plugin, PluginError, Request, Serve, ServeFuture,
     Serves, Status, client_write, next_or_failure, next_or_failure_now,
 };
+use ringdns_zone::Record;
 use setup::{Config, Part, Tmpl, class_str, type_str};
 use std::fmt;
 use std::future::Future;
@@ -70,21 +75,76 @@ impl Serve for TemplatePlugin {
         })
     }
 
+    // Not an `async fn`: only the rare answer that follows a CNAME waits, boxed.
     fn serve<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> impl Future<Output = Outcome> {
         match self.answer(req) {
-            Some(status) => ServeFuture::<_, std::future::Ready<Status>>::ready(Ok(status)),
-            None => ServeFuture::Next {
+            Step::Done(status) => ServeFuture::ready(Ok(status)),
+            Step::Next => ServeFuture::Next {
                 fut: next_or_failure(Self::NAME, next, req),
+            },
+            Step::Defer => ServeFuture::ready(req.defer()),
+            Step::Follow(rendered) => ServeFuture::Own {
+                fut: Box::pin(follow(req, rendered)),
             },
         }
     }
 
     fn serve_now<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> Option<Status> {
         match self.answer(req) {
-            Some(status) => Some(status),
-            None => next_or_failure_now(Self::NAME, next, req),
+            Step::Done(status) => Some(status),
+            Step::Next => next_or_failure_now(Self::NAME, next, req),
+            // The CNAME's target is looked up on the deferred pass.
+            Step::Defer | Step::Follow(_) => {
+                req.clear_reply();
+                None
+            }
         }
     }
+}
+
+/// What the templates make of a query.
+enum Step<'c> {
+    /// No template answers: the next plugin's.
+    Next,
+    /// Answered, or an rcode for the server to write.
+    Done(Status),
+    /// The answer holds a CNAME for an A or AAAA query, and this pass may not wait.
+    Defer,
+    /// The same, on a pass that may: the rendered records, whose CNAME targets are looked
+    /// up through the server.
+    Follow(Rendered<'c>),
+}
+
+/// A template's records, rendered and read, before they are written.
+struct Rendered<'c> {
+    template: &'c Tmpl,
+    records: Vec<(Part, Record)>,
+}
+
+/// Looks up the target of each CNAME of the answer through the server (another block,
+/// *hosts*, *forward*…) for the query's type, as CoreDNS's template does, then writes the
+/// reply with what came back after each CNAME.
+async fn follow(req: &mut Request<'_>, r: Rendered<'_>) -> Status {
+    let q = req.query;
+    let mut ups = Vec::new();
+    for (_, rec) in r
+        .records
+        .iter()
+        .filter(|(p, rec)| *p == Part::Answer && rec.rtype == rtype::CNAME)
+    {
+        let reply = match (req.lookup(), Name::from_wire(&rec.rdata)) {
+            (Some(via), Ok(target)) => {
+                let query = QueryBuilder::new(target, q.qtype())
+                    .id(q.id())
+                    .rd(true)
+                    .build();
+                via.lookup(&query).await
+            }
+            _ => None,
+        };
+        ups.push(reply);
+    }
+    write(req, r.template, &r.records, &ups)
 }
 
 /// The longest presentation form of a name: 255 wire bytes, each at most `\DDD`.
@@ -128,11 +188,11 @@ impl NameText {
 }
 
 impl TemplatePlugin {
-    /// The templates' answer (or SERVFAIL); `None` when the query goes to the next plugin.
-    fn answer(&self, req: &mut Request<'_>) -> Option<Status> {
+    /// The templates' answer (or SERVFAIL), or the next plugin's.
+    fn answer(&self, req: &mut Request<'_>) -> Step<'_> {
         let qname = req.query.qname();
         if !self.config.zones.iter().any(|z| qname.is_subdomain_of(z)) {
-            return None;
+            return Step::Next;
         }
         let (qclass, qtype) = (req.query.qclass(), req.query.qtype());
         let mut text: Option<NameText> = None;
@@ -154,27 +214,28 @@ impl TemplatePlugin {
             }
             let name = text.get_or_insert_with(|| NameText::of(&qname));
             if let Some(re) = t.regex.iter().find(|re| re.is_match(name.as_str())) {
-                return Some(self.render(req, t, &zone.0, name.as_str(), re));
+                return self.render(req, t, &zone.0, name.as_str(), re);
             }
             if !t.fall.through(&qname) {
-                return Some(Status::rcode(SERVFAIL));
+                return Step::Done(Status::rcode(SERVFAIL));
             }
         }
-        None
+        Step::Next
     }
 
-    /// Answers `req` with template `t`, whose regex `re` matched `name` in `zone`.
-    fn render(
+    /// Answers `req` with template `t`, whose regex `re` matched `name` in `zone`. The
+    /// match is counted on the pass that answers (not on one that defers).
+    fn render<'c>(
         &self,
         req: &mut Request<'_>,
-        t: &Tmpl,
+        t: &'c Tmpl,
         zone: &str,
         name: &str,
         re: &Regex,
-    ) -> Status {
+    ) -> Step<'c> {
         let q = req.query;
         let Some(caps) = re.captures(name) else {
-            return Status::rcode(SERVFAIL);
+            return Step::Done(Status::rcode(SERVFAIL));
         };
         let matches: Vec<&str> = (0..caps.len())
             .map(|i| caps.get(i).map_or("", |m| m.as_str()))
@@ -210,11 +271,15 @@ impl TemplatePlugin {
             server: req.server,
             zone,
         };
-        self.counters.matched(&labels, class, rtype);
+        let matched = || self.counters.matched(&labels, class, rtype);
         if t.rcode == SERVFAIL {
-            return Status::rcode(SERVFAIL);
+            matched();
+            return Step::Done(Status::rcode(SERVFAIL));
         }
-        let fail = |msg: String| Status::error(SERVFAIL, PluginError::new(Self::NAME, msg));
+        let fail = |msg: String| {
+            matched();
+            Step::Done(Status::error(SERVFAIL, PluginError::new(Self::NAME, msg)))
+        };
         let mut records = Vec::with_capacity(t.rrs.len());
         let mut text = String::new();
         for rr in &t.rrs {
@@ -235,46 +300,84 @@ impl TemplatePlugin {
                 }
             }
         }
-        let mut w = MessageWriter::reply(&q, req.reply, t.rcode);
-        w.set_aa(true);
-        let mut pushed = Ok(());
-        for (section, part) in [
-            (Section::Answer, Part::Answer),
-            (Section::Authority, Part::Authority),
-            (Section::Additional, Part::Additional),
-        ] {
-            for (_, r) in records.iter().filter(|(p, _)| *p == part) {
-                pushed = pushed.and_then(|()| {
-                    w.push(
-                        section,
-                        Owner::Wire(&r.owner),
-                        r.rtype,
-                        r.class,
-                        r.ttl,
-                        &r.rdata,
-                    )
-                });
+        let follows = matches!(q.qtype(), rtype::A | rtype::AAAA)
+            && records
+                .iter()
+                .any(|(p, r)| *p == Part::Answer && r.rtype == rtype::CNAME);
+        if follows && !req.can_wait() {
+            return Step::Defer;
+        }
+        matched();
+        if follows {
+            return Step::Follow(Rendered {
+                template: t,
+                records,
+            });
+        }
+        Step::Done(write(req, t, &records, &[]))
+    }
+}
+
+/// Writes the reply of template `t` from its `records`; `ups[i]`, the reply of the lookup
+/// of the `i`th CNAME of the answer, has its answers appended after that CNAME (and its TC
+/// bit carried over), as CoreDNS appends them.
+fn write(
+    req: &mut Request<'_>,
+    t: &Tmpl,
+    records: &[(Part, Record)],
+    ups: &[Option<Vec<u8>>],
+) -> Status {
+    let q = req.query;
+    let fail = |msg: String| Status::error(SERVFAIL, PluginError::new(TemplatePlugin::NAME, msg));
+    let mut cnames = ups.iter();
+    let mut w = MessageWriter::reply(&q, req.reply, t.rcode);
+    w.set_aa(true);
+    let mut pushed = Ok(());
+    for (section, part) in [
+        (Section::Answer, Part::Answer),
+        (Section::Authority, Part::Authority),
+        (Section::Additional, Part::Additional),
+    ] {
+        for (_, r) in records.iter().filter(|(p, _)| *p == part) {
+            pushed = pushed.and_then(|()| {
+                w.push(
+                    section,
+                    Owner::Wire(&r.owner),
+                    r.rtype,
+                    r.class,
+                    r.ttl,
+                    &r.rdata,
+                )
+            });
+            if part != Part::Answer || r.rtype != rtype::CNAME {
+                continue;
+            }
+            if let Some(Some(up)) = cnames.next() {
+                append_answers(up, &mut w);
+                if Header::of(up).is_some_and(|h| h.tc()) {
+                    w.set_tc(true);
+                }
             }
         }
-        if let Some((code, reason)) = &t.ede {
-            let mut ede = code.to_be_bytes().to_vec();
-            ede.extend_from_slice(reason.as_bytes());
-            // miekg's `SetEdns0(4096, true)`, then the option.
-            pushed = pushed.and_then(|()| w.push_opt(4096, true, &[(edns::EDE, &ede)]));
-        }
-        w.finish();
-        if let Err(e) = pushed {
-            req.reply.clear();
-            return fail(format!("cannot write the reply: {e}"));
-        }
-        req.finalize_reply();
-        // CoreDNS writes the reply whatever its rcode; a REFUSED (or other error rcode)
-        // written this way is sent as written, not replaced by the server's own.
-        if client_write(t.rcode) {
-            Status::rcode(t.rcode)
-        } else {
-            Status::written()
-        }
+    }
+    if let Some((code, reason)) = &t.ede {
+        let mut ede = code.to_be_bytes().to_vec();
+        ede.extend_from_slice(reason.as_bytes());
+        // miekg's `SetEdns0(4096, true)`, then the option.
+        pushed = pushed.and_then(|()| w.push_opt(4096, true, &[(edns::EDE, &ede)]));
+    }
+    w.finish();
+    if let Err(e) = pushed {
+        req.reply.clear();
+        return fail(format!("cannot write the reply: {e}"));
+    }
+    req.finalize_reply();
+    // CoreDNS writes the reply whatever its rcode; a REFUSED (or other error rcode)
+    // written this way is sent as written, not replaced by the server's own.
+    if client_write(t.rcode) {
+        Status::rcode(t.rcode)
+    } else {
+        Status::written()
     }
 }
 
