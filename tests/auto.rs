@@ -83,10 +83,10 @@ fn zones_appear_change_and_disappear_with_their_files() {
     let m = ask(s.port, &query(2, "www.example.org.", A));
     assert!(m.metadata.authoritative);
     // A new file: a new zone.
-    zones.write("db.example.com", &zone("example.com.", 1, "192.0.2.3"));
+    zones.replace("db.example.com", &zone("example.com.", 1, "192.0.2.3"));
     wait_for(&s, "example.com.", Ok(vec!["192.0.2.3".into()]));
     // A changed serial: the new data.
-    zones.write("db.example.org", &zone("example.org.", 2, "192.0.2.11"));
+    zones.replace("db.example.org", &zone("example.org.", 2, "192.0.2.11"));
     wait_for(&s, "example.org.", Ok(vec!["192.0.2.11".into()]));
     // A removed file: no zone, and with nothing after auto, REFUSED.
     std::fs::remove_file(zones.0.join("sub/db.Example.NET")).unwrap();
@@ -98,7 +98,7 @@ fn zones_appear_change_and_disappear_with_their_files() {
         s.stdout()
     );
     // A file that no longer parses: logged with its line; the old zone serves on.
-    zones.write(
+    zones.replace(
         "db.example.org",
         &(zone("example.org.", 3, "192.0.2.12") + "bad IN A 1.2.3\n"),
     );
@@ -109,7 +109,7 @@ fn zones_appear_change_and_disappear_with_their_files() {
     );
     assert_eq!(www(s.port, "example.org."), Ok(vec!["192.0.2.11".into()]));
     // A new file that does not parse is logged and left out; the others serve on.
-    zones.write(
+    zones.replace(
         "db.example.info",
         "$ORIGIN example.info.\n@ IN SOA broken\n",
     );
@@ -215,7 +215,7 @@ fn an_auto_zone_is_transferred_and_a_new_one_notified() {
     assert_eq!(answers[4].record_type(), RecordType::SOA);
     let mut buf = [0u8; 512];
     assert!(secondary.recv_from(&mut buf).is_err(), "no NOTIFY at start");
-    zones.write("db.example.com", &zone("example.com.", 1, "192.0.2.3"));
+    zones.replace("db.example.com", &zone("example.com.", 1, "192.0.2.3"));
     let t0 = Instant::now();
     let n = loop {
         match secondary.recv_from(&mut buf) {

@@ -194,7 +194,7 @@ fn a_changed_zone_is_notified_to_the_secondaries() {
         "no NOTIFY before a change"
     );
     let (text, _) = zone(2);
-    dir.write("db.example.org", &text);
+    dir.replace("db.example.org", &text);
     let t0 = Instant::now();
     let (n, from) = loop {
         match secondary.recv_from(&mut buf) {
@@ -232,26 +232,62 @@ fn a_changed_zone_is_notified_to_the_secondaries() {
     );
 }
 
-/// Reads every message of one transfer on a fresh connection until the server has sent
-/// nothing for a second (an incremental transfer holds many SOAs, so the SOA count of
-/// `tcp_transfer` cannot tell its end): at most 200 messages or 15 seconds.
-fn transfer_until_idle(port: u16, packet: &[u8]) -> Vec<Message> {
+/// Reads every message of one IXFR answer on a fresh connection, to its end as RFC 1995 §4
+/// lays it out (an incremental answer holds many SOAs, so `tcp_transfer`'s count of two
+/// cannot tell): the SOA alone; or a full transfer, to its second SOA; or steps (old SOA,
+/// deletions, new SOA, additions), to the SOA of the new serial where a step would start. At most 200 messages, 30 seconds.
+fn ixfr_transfer(port: u16, packet: &[u8]) -> Vec<Message> {
     use std::io::{Read, Write};
+    #[derive(PartialEq)]
+    enum At {
+        First,
+        Second,
+        Full,
+        Deleting,
+        Adding,
+        End,
+    }
     let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(1))).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     let mut framed = (packet.len() as u16).to_be_bytes().to_vec();
     framed.extend_from_slice(packet);
     s.write_all(&framed).unwrap();
-    let mut out = Vec::new();
+    let (mut out, mut at, mut last) = (Vec::new(), At::First, 0);
     let t0 = Instant::now();
-    while out.len() < 200 && t0.elapsed() < Duration::from_secs(15) {
+    while at != At::End {
+        assert!(
+            out.len() < 200 && t0.elapsed() < Duration::from_secs(30),
+            "the IXFR never ended"
+        );
         let mut len = [0u8; 2];
-        if s.read_exact(&mut len).is_err() {
-            break;
-        }
+        s.read_exact(&mut len).expect("the IXFR goes on");
         let mut buf = vec![0u8; u16::from_be_bytes(len) as usize];
         s.read_exact(&mut buf).unwrap();
-        out.push(Message::from_vec(&buf).expect("a transfer message parses"));
+        let m = Message::from_vec(&buf).expect("an IXFR message parses");
+        for r in &m.answers {
+            let serial = match &r.data {
+                hickory_proto::rr::RData::SOA(soa) => Some(soa.serial),
+                _ => None,
+            };
+            at = match (at, serial) {
+                (At::First, Some(n)) => {
+                    last = n;
+                    At::Second
+                }
+                (At::Second, None) => At::Full,
+                (At::Second, Some(_)) => At::Deleting,
+                (At::Full, Some(_)) => At::End,
+                (At::Adding, Some(n)) if n == last => At::End,
+                (At::Adding, Some(_)) => At::Deleting,
+                (At::Deleting, Some(_)) => At::Adding,
+                (state, _) => state,
+            };
+        }
+        // The SOA alone: an up-to-date client's answer.
+        if at == At::Second && out.is_empty() && m.answers.len() == 1 {
+            at = At::End;
+        }
+        out.push(m);
     }
     out
 }
@@ -336,12 +372,12 @@ fn an_ixfr_behind_by_steps_of_the_history_gets_those_steps() {
     let mut v1 = records_but_soa(s.port);
     // Serial 2 moves 1500 addresses (a step of more than one message), serial 3 one more;
     // the history (3000 and 4 records and the SOAs) stays within the zone's 4007.
-    dir.write("db.example.org", &changed_zone(2, 1500));
+    dir.replace("db.example.org", &changed_zone(2, 1500));
     wait_serial(&s, 2);
-    dir.write("db.example.org", &changed_zone(3, 1501));
+    dir.replace("db.example.org", &changed_zone(3, 1501));
     wait_serial(&s, 3);
     let v3 = records_but_soa(s.port);
-    let msgs = transfer_until_idle(s.port, &ixfr(20, 1));
+    let msgs = ixfr_transfer(s.port, &ixfr(20, 1));
     assert!(msgs.len() > 1, "{} messages", msgs.len());
     assert_eq!(apply_ixfr(&mut v1, &msgs), 3);
     let missing: Vec<_> = v3.difference(&v1).take(5).collect();
@@ -362,7 +398,7 @@ fn an_ixfr_behind_by_steps_of_the_history_gets_those_steps() {
     );
     // One step behind: one step (old SOA, the deleted address, new SOA, the added
     // address and the AAAA of serial 3, new{2} deleted), framed by the new SOA.
-    let msgs = transfer_until_idle(s.port, &ixfr(21, 2));
+    let msgs = ixfr_transfer(s.port, &ixfr(21, 2));
     let soas = msgs
         .iter()
         .flat_map(|m| m.answers.iter())
@@ -370,7 +406,7 @@ fn an_ixfr_behind_by_steps_of_the_history_gets_those_steps() {
         .count();
     assert_eq!(soas, 4, "{msgs:?}");
     // A serial the history does not have: the whole zone.
-    let msgs = transfer_until_idle(s.port, &ixfr(22, 0));
+    let msgs = ixfr_transfer(s.port, &ixfr(22, 0));
     let all: Vec<_> = msgs.iter().flat_map(|m| m.answers.iter()).collect();
     assert_ne!(all[1].record_type(), RecordType::SOA, "AXFR-style");
     assert_eq!(all.len(), v3.len() + 2);
@@ -413,7 +449,7 @@ fn nsd_as_a_secondary_follows_the_zone_by_notify_and_ixfr() {
         common::axfr_records(s.port, "example.org."),
         "NSD's first copy"
     );
-    dir.write("db.example.org", &changed_zone(2, 100));
+    dir.replace("db.example.org", &changed_zone(2, 100));
     wait_serial(&s, 2);
     let t0 = Instant::now();
     while soa_serial(&ask(nsd.port, &query(2, "example.org.", 6))) != Some(2) {

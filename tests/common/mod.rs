@@ -73,6 +73,16 @@ impl TempDir {
         std::fs::write(&p, text).unwrap();
         p
     }
+
+    /// Replaces `name` whole, as an editor's save or a deployment does (a new file renamed
+    /// over it), so a server that polls the file never reads half of it.
+    pub fn replace(&self, name: &str, text: &str) -> PathBuf {
+        let tmp = self.0.join(".partial");
+        std::fs::write(&tmp, text).unwrap();
+        let p = self.0.join(name);
+        std::fs::rename(&tmp, &p).unwrap();
+        p
+    }
 }
 
 impl Drop for TempDir {

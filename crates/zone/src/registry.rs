@@ -47,9 +47,16 @@ impl Registry {
         self.inner().zones.push(entry);
     }
 
-    /// Removes a zone (auto, when its file goes).
-    pub fn remove(&self, origin: &[u8]) {
-        self.inner().zones.retain(|z| *z.origin != *origin);
+    /// Removes one zone's entry (auto, when its file goes or moves), found by its data:
+    /// another plugin's zone of the same origin stays.
+    pub fn remove(&self, data: &Arc<SharedZone>) {
+        self.inner().zones.retain(|z| !Arc::ptr_eq(&z.data, data));
+    }
+
+    /// Whether a plugin listens for changes (transfer): if none does, a zone's history
+    /// for IXFR is not worth keeping.
+    pub fn has_listeners(&self) -> bool {
+        !self.inner().hooks.is_empty()
     }
 
     /// The registered zone that holds `lower` (a lower-case wire name), the most specific.
@@ -119,7 +126,14 @@ mod tests {
         }));
         r.changed(b"\0");
         assert_eq!(heard.load(Ordering::Relaxed), 1);
-        r.remove(&ringdns_wire::name_to_wire("sub.example.org.").unwrap());
-        assert_eq!(r.all().len(), 1);
+        let twin = entry("example.org.");
+        r.add(twin.clone());
+        let sub = r
+            .get(&ringdns_wire::name_to_wire("sub.example.org.").unwrap())
+            .unwrap();
+        r.remove(&sub.data);
+        r.remove(&twin.data);
+        assert_eq!(r.all().len(), 1, "the first example.org. stays");
+        assert!(r.has_listeners());
     }
 }

@@ -160,10 +160,11 @@ impl ZoneFile {
                     self.path.display(),
                     zone.serial()
                 );
-                // The step from the old version is kept for IXFR.
+                // The step from the old version is kept for IXFR, when transfer is there
+                // to send it.
                 let zone = match current.as_ref() {
-                    Some(old) => zone.following(old),
-                    None => zone,
+                    Some(old) if self.registry.has_listeners() => zone.following(old),
+                    _ => zone,
                 };
                 drop(current);
                 self.data.store(Some(zone));

@@ -8,7 +8,7 @@ use crate::setup::Settings;
 use regex::Regex;
 use ringdns_plugin::snapshot::Snapshot;
 use ringdns_plugin::wire::Name;
-use ringdns_zone::registry::{Entry, Registry};
+use ringdns_zone::registry::Registry;
 use ringdns_zone::watch::{ReadError, ZoneFile};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -109,6 +109,8 @@ impl Source {
         let old = self.zones.load_full();
         let mut next: Vec<Arc<ZoneFile>> = Vec::with_capacity(found.len());
         let mut changed = old.len() != found.len();
+        // Told once the new list serves them, so a secondary's SOA query finds them.
+        let mut notify: Vec<Box<[u8]>> = Vec::new();
         for (origin, path) in found {
             match old.iter().find(|z| z.name == origin) {
                 Some(z) if z.path == path => {
@@ -118,6 +120,10 @@ impl Source {
                 known => match self.load(&origin, path, known, startup)? {
                     Some(z) => {
                         changed = true;
+                        // New, or from another file with another serial.
+                        if !startup && known.is_none_or(|k| serial(k) != serial(&z)) {
+                            notify.push(z.origin.clone());
+                        }
                         next.push(z);
                     }
                     None => {
@@ -134,7 +140,7 @@ impl Source {
             .iter()
             .filter(|z| !next.iter().any(|n| n.name == z.name))
         {
-            self.registry.remove(&gone.origin);
+            self.registry.remove(&gone.data);
             ringdns_plugin::info!("plugin/auto: Deleting zone `{}'", gone.name);
         }
         if changed {
@@ -142,12 +148,16 @@ impl Source {
             self.zones.store(next);
             ringdns_plugin::memory::give_back();
         }
+        for origin in notify {
+            self.registry.changed(&origin);
+        }
         Ok(())
     }
 
     /// Loads `origin` from `path`, new or in place of `known` (the same origin from another
-    /// file), and registers it. `None` when the file cannot be used now (logged), and at
-    /// `startup` a zone that does not parse is the error.
+    /// file), and registers it (`known`'s entry goes once the new one is there, so
+    /// transfers find the zone throughout). `None` when the file cannot be used now
+    /// (logged); at `startup` a zone that does not parse is the error.
     fn load(
         &self,
         origin: &str,
@@ -155,11 +165,8 @@ impl Source {
         known: Option<&Arc<ZoneFile>>,
         startup: bool,
     ) -> Result<Option<Arc<ZoneFile>>, String> {
-        if let Some(k) = known {
-            self.registry.remove(&k.origin);
-        }
         // A file seen a moment ago that cannot be opened is skipped now, not awaited.
-        let z = ZoneFile::open(
+        let opened = ZoneFile::open(
             "auto",
             path.clone(),
             origin.into(),
@@ -167,38 +174,29 @@ impl Source {
             Duration::ZERO,
             &self.registry,
         );
-        match z {
+        match opened {
             Ok(z) => {
-                if !startup {
-                    self.registry.changed(&z.origin);
+                if let Some(k) = known {
+                    self.registry.remove(&k.data);
                 }
                 Ok(Some(Arc::new(z)))
             }
-            Err(e) => {
-                if let Some(k) = known {
-                    self.registry.add(Entry {
-                        origin: k.origin.clone(),
-                        name: k.name.clone(),
-                        data: Arc::clone(&k.data),
-                    });
-                }
-                match e {
-                    ReadError::Bad(e) if startup => Err(e),
-                    ReadError::Bad(e) => {
-                        ringdns_plugin::error!("plugin/auto: Parse zone `{origin}': {e}");
-                        Ok(None)
-                    }
-                    ReadError::Missing(e) => {
-                        ringdns_plugin::warning!(
-                            "plugin/auto: Opening {} failed: {e}",
-                            path.display()
-                        );
-                        Ok(None)
-                    }
-                }
+            Err(ReadError::Bad(e)) if startup => Err(e),
+            Err(ReadError::Bad(e)) => {
+                ringdns_plugin::error!("plugin/auto: Parse zone `{origin}': {e}");
+                Ok(None)
+            }
+            Err(ReadError::Missing(e)) => {
+                ringdns_plugin::warning!("plugin/auto: Opening {} failed: {e}", path.display());
+                Ok(None)
             }
         }
     }
+}
+
+/// The serial of a zone file's zone, when it is loaded.
+fn serial(z: &ZoneFile) -> Option<u32> {
+    z.data.load().as_ref().as_ref().map(|zone| zone.serial())
 }
 
 /// The zone files under `dir`: (origin, path) for each file whose name `re` matches, the

@@ -33,18 +33,21 @@ impl Inner {
     /// Swaps in `zone` (`None`: expired), with the step from the version it replaces kept
     /// for IXFR, and tells the registries.
     pub fn store(&self, zone: Option<ringdns_zone::Zone>) {
-        let zone = match (zone, self.data.load().as_ref()) {
-            (Some(new), Some(old)) => Some(new.following(old)),
-            (zone, _) => zone,
-        };
-        self.data.store(zone);
-        // The transfer's records and the old version are freed on this thread.
-        ringdns_plugin::memory::give_back();
         let live: Vec<Arc<Registry>> = {
             let mut regs = self.registries.lock().unwrap_or_else(|p| p.into_inner());
             regs.retain(|r| r.strong_count() > 0);
             regs.iter().filter_map(Weak::upgrade).collect()
         };
+        // The history for IXFR, when a block's transfer is there to send it.
+        let zone = match (zone, self.data.load().as_ref()) {
+            (Some(new), Some(old)) if live.iter().any(|r| r.has_listeners()) => {
+                Some(new.following(old))
+            }
+            (zone, _) => zone,
+        };
+        self.data.store(zone);
+        // The transfer's records and the old version are freed on this thread.
+        ringdns_plugin::memory::give_back();
         for r in live {
             r.changed(&self.origin);
         }

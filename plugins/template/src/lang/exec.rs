@@ -20,9 +20,17 @@ pub(super) struct ExecError {
 /// are over finite data, as ours are; this only guards the integer form).
 const MAX_RANGE: i64 = 100_000;
 
+/// The most a template may write: no record's text comes near it.
+pub(super) const MAX_OUTPUT: usize = 65_535;
+
+/// The most nodes one execution may run, against nested ranges a query's name sizes.
+const MAX_STEPS: u32 = 1_000_000;
+
 pub(super) struct Exec<'a> {
     pub data: &'a Data<'a>,
     vars: Vec<(&'a str, Value<'a>)>,
+    /// Nodes run so far.
+    steps: u32,
 }
 
 type Res<T> = Result<T, ExecError>;
@@ -32,12 +40,14 @@ impl<'a> Exec<'a> {
         Exec {
             data,
             vars: vec![("", Value::Data)],
+            steps: 0,
         }
     }
 
     /// Runs `list` with dot `dot`, appending to `out`.
     pub(super) fn walk(&mut self, dot: &Value<'a>, list: &'a [Node], out: &mut String) -> Res<()> {
         for n in list {
+            self.tick(out)?;
             match n {
                 Node::Text(t) => out.push_str(t),
                 Node::Action(p) => {
@@ -56,6 +66,23 @@ impl<'a> Exec<'a> {
             }
         }
         Ok(())
+    }
+
+    /// Counts one step of the execution, and stops one that ran or wrote too much.
+    fn tick(&mut self, out: &str) -> Res<()> {
+        self.steps += 1;
+        let what = if self.steps > MAX_STEPS {
+            format!("ran more than {MAX_STEPS} steps")
+        } else if out.len() > MAX_OUTPUT {
+            format!("wrote more than {MAX_OUTPUT} bytes")
+        } else {
+            return Ok(());
+        };
+        Err(ExecError {
+            pos: 0,
+            context: String::new(),
+            msg: format!("the template {what}"),
+        })
     }
 
     fn if_with(&mut self, dot: &Value<'a>, b: &'a Branch, with: bool, out: &mut String) -> Res<()> {
@@ -114,6 +141,10 @@ impl<'a> Exec<'a> {
         } else {
             let mut r = Ok(());
             for (k, elem) in items {
+                if let Err(e) = self.tick(out) {
+                    r = Err(e);
+                    break;
+                }
                 let inner = self.vars.len();
                 match b.pipe.decl.as_slice() {
                     [v] => self.vars.push((v, elem.clone())),

@@ -96,6 +96,11 @@ pub(super) fn sprintf(
                 );
                 chars.next();
             }
+            // Go's `tooLarge`: a width or precision past a million is no number.
+            if n.is_some_and(|n| n > 1_000_000) {
+                out.push_str(bad);
+                return None;
+            }
             n
         };
         spec.width = number(&mut chars, &mut next, out, "%!(BADWIDTH)");
@@ -274,8 +279,8 @@ fn pad_number(out: &mut String, spec: Spec, v: i128, radix: u32, upper: bool, pr
         if p == 0 && mag == 0 {
             digits.clear();
         }
-        while digits.len() < p {
-            digits.insert(0, '0');
+        if digits.len() < p {
+            digits.insert_str(0, &"0".repeat(p - digits.len()));
         }
     }
     let mut head = String::new();

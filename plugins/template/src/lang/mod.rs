@@ -92,15 +92,28 @@ impl Template {
     /// `template: NAME:LINE:COL: executing "NAME" at <NODE>: what`.
     pub fn execute(&self, data: &Data<'_>, out: &mut String) -> Result<(), String> {
         let mut e = exec::Exec::new(data);
-        e.walk(&value::Value::Data, &self.tree, out).map_err(|e| {
-            format!(
-                "template: {}: executing \"{}\" at <{}>: {}",
-                location(&self.name, &self.src, e.pos),
-                self.name,
-                e.context,
-                e.msg
-            )
-        })
+        e.walk(&value::Value::Data, &self.tree, out)
+            .and_then(|()| {
+                // The last action's output too (one `printf` writes up to a million bytes).
+                if out.len() > exec::MAX_OUTPUT {
+                    Err(exec::ExecError {
+                        pos: 0,
+                        context: String::new(),
+                        msg: format!("the template wrote more than {} bytes", exec::MAX_OUTPUT),
+                    })
+                } else {
+                    Ok(())
+                }
+            })
+            .map_err(|e| {
+                format!(
+                    "template: {}: executing \"{}\" at <{}>: {}",
+                    location(&self.name, &self.src, e.pos),
+                    self.name,
+                    e.context,
+                    e.msg
+                )
+            })
     }
 }
 

@@ -98,6 +98,7 @@ pub(super) fn parse(toks: &[Tok]) -> Result<Vec<Node>, Error> {
         toks,
         i: 0,
         vars: vec![String::new()],
+        depth: 0,
     };
     let (list, end) = p.list()?;
     match end {
@@ -111,7 +112,14 @@ struct Parser<'t> {
     i: usize,
     /// The variables in scope (`$` first).
     vars: Vec<String>,
+    /// How many controls and parentheses enclose the parser now.
+    depth: usize,
 }
+
+/// How deeply controls and parentheses may nest. Go allows 10 000 on its growing stacks;
+/// checking, running and printing a tree recurse over it on fixed thread stacks, so this
+/// bound keeps a Corefile from overflowing them (no real template comes near it).
+const MAX_DEPTH: usize = 100;
 
 /// How a list ended: at the end of input, or at `{{else …` / `{{end}}` (the word, and the
 /// parser just after it).
@@ -220,6 +228,26 @@ impl<'t> Parser<'t> {
     /// `if`, `with` or `range` after its word: the pipeline, the list, `else` (with an
     /// `else if`/`else with` as a nested node, as Go parses it) and `end`.
     fn control(&mut self, word: &'static str, pos: usize) -> Result<Node, Error> {
+        self.nested(pos, |p| p.control_body(word, pos))
+    }
+
+    /// Runs `f` one level deeper, refusing to go past [`MAX_DEPTH`].
+    fn nested<T>(
+        &mut self,
+        pos: usize,
+        f: impl FnOnce(&mut Self) -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        if self.depth >= MAX_DEPTH {
+            return Err(Error::at(pos, "max expression depth exceeded"));
+        }
+        self.depth += 1;
+        let r = f(self);
+        self.depth -= 1;
+        r
+    }
+
+    /// [`Parser::control`]'s work.
+    fn control_body(&mut self, word: &'static str, pos: usize) -> Result<Node, Error> {
         let mark = self.vars.len();
         let pipe = self.pipeline(word, word == "range")?;
         self.close(word)?;
@@ -426,7 +454,7 @@ impl<'t> Parser<'t> {
                 ));
             }
             Kind::LParen => {
-                let p = self.pipeline("parenthesized pipeline", false)?;
+                let p = self.nested(pos, |p| p.pipeline("parenthesized pipeline", false))?;
                 match self.next() {
                     Some(Tok {
                         kind: Kind::RParen, ..

@@ -259,3 +259,28 @@ fn labels_are_go_s_tree_strings() {
     .unwrap();
     assert_eq!(t.label(), "{{.Name}} 60 IN A{{\" \"}}{{index .Match 1}}");
 }
+
+#[test]
+fn templates_that_would_run_away_are_stopped() {
+    // Nesting past the limit is a parse error, not a stack overflow.
+    let deep = format!("{{{{ {}1{} }}}}", "(".repeat(200), ")".repeat(200));
+    let e = Template::parse("answer", &deep).unwrap_err();
+    assert!(e.contains("max expression depth exceeded"), "{e}");
+    let deep_if = format!("{}x{}", "{{if 1}}".repeat(150), "{{end}}".repeat(150));
+    let e = Template::parse("answer", &deep_if).unwrap_err();
+    assert!(e.contains("max expression depth exceeded"), "{e}");
+    assert_eq!(
+        ok(&format!("{{{{ {}1{} }}}}", "(".repeat(50), ")".repeat(50))),
+        "1"
+    );
+    // A width or precision past a million is no number, as Go's `tooLarge`.
+    assert_eq!(ok("{{ printf \"%99999999999s\" \"x\" }}"), "%!(BADWIDTH)x");
+    assert_eq!(ok("{{ printf \"%.3d\" 7 }}"), "007");
+    // Nested ranges and long output end in an error.
+    let e = run("{{ range 100000 }}{{ range 100000 }}{{ end }}{{ end }}").unwrap_err();
+    assert!(e.contains("ran more than 1000000 steps"), "{e}");
+    let e = run("{{ range 100000 }}xxxxxxxxxx{{ end }}").unwrap_err();
+    assert!(e.contains("wrote more than 65535 bytes"), "{e}");
+    let e = run("{{ printf \"%1000000s\" \"x\" }}").unwrap_err();
+    assert!(e.contains("wrote more than 65535 bytes"), "{e}");
+}
