@@ -10,6 +10,7 @@
 //! where it fails: CI installs the packages, so a missing one is a broken CI.
 
 pub mod dnssec;
+pub mod unbound;
 
 use super::{Port, Server, TempDir, free_port};
 use std::io::Write;
