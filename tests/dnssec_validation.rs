@@ -5,7 +5,9 @@
 //! as trust anchor and reaches ringdns as a stub. Every answer must come back secure (AD)
 //! with the right rcode and records: positive, NXDOMAIN, NODATA, wildcard expansion, and the
 //! cases around them (an empty non-terminal, wildcard NODATA, a CNAME, DS at a signed and an
-//! unsigned cut).
+//! unsigned cut). A zone of the test's own (`cname.test.`, `cname3.test.`) adds CNAME chains
+//! whose every step needs its proof: wildcard CNAMEs, CNAMEs to a missing name or type, a
+//! DNAME.
 //!
 //! Two zones that must *not* validate keep the test honest: `tampered.test.`, whose `www` A
 //! was changed after signing, and `wronganchor.test.`, served signed with other keys than
@@ -221,6 +223,75 @@ const CASES: &[Case<'static>] = &[
     },
 ];
 
+/// A second zone, of this test's own, for the CNAME chains a signed answer must prove
+/// every step of: wildcard CNAMEs (one, two in a row, one to a wildcard), CNAMEs to a
+/// missing name and to a missing type, and a DNAME. Signed as `cname.test.` (NSEC) and as
+/// `cname3.test.` (NSEC3).
+const CNAME_ZONE: &str = "$TTL 3600
+@         IN SOA   ns1 hostmaster 1 7200 3600 1209600 300
+@         IN NS    ns1
+ns1       IN A     192.0.2.53
+www       IN A     192.0.2.80
+*.w       IN A     192.0.2.200
+*.c1      IN CNAME www
+*.c2      IN CNAME a.c1
+*.c3      IN CNAME b.w
+dangling  IN CNAME nothere
+*.c4      IN CNAME nothere
+dn        IN DNAME c1
+";
+
+/// The questions the CNAME zone is asked.
+const CNAME_CASES: &[Case<'static>] = &[
+    Case {
+        name: "x.c1",
+        qtype: A,
+        rcode: ResponseCode::NoError,
+        answer: &["x.c1 CNAME www", "www A 192.0.2.80"],
+    },
+    Case {
+        name: "x.c2",
+        qtype: A,
+        rcode: ResponseCode::NoError,
+        answer: &["x.c2 CNAME a.c1", "a.c1 CNAME www", "www A 192.0.2.80"],
+    },
+    Case {
+        name: "x.c3",
+        qtype: A,
+        rcode: ResponseCode::NoError,
+        answer: &["x.c3 CNAME b.w", "b.w A 192.0.2.200"],
+    },
+    Case {
+        name: "x.c1",
+        qtype: MX,
+        rcode: ResponseCode::NoError,
+        answer: &["x.c1 CNAME www"],
+    },
+    Case {
+        name: "dangling",
+        qtype: A,
+        rcode: ResponseCode::NXDomain,
+        answer: &["dangling CNAME nothere"],
+    },
+    Case {
+        name: "x.c4",
+        qtype: A,
+        rcode: ResponseCode::NXDomain,
+        answer: &["x.c4 CNAME nothere"],
+    },
+    Case {
+        name: "y.dn",
+        qtype: A,
+        rcode: ResponseCode::NoError,
+        answer: &[
+            "dn DNAME *",
+            "y.dn CNAME y.c1",
+            "y.c1 CNAME www",
+            "www A 192.0.2.80",
+        ],
+    },
+];
+
 /// `name` (relative, `""` for the apex) in `origin`.
 fn fqdn(name: &str, origin: &str) -> String {
     if name.is_empty() {
@@ -329,7 +400,8 @@ fn report(what: &[String], unbound: &Unbound, ringdns: &Server) -> String {
     )
 }
 
-/// The signed zones: `nsec.test.` and `nsec3.test.` (valid), `tampered.test.` (www's A
+/// The signed zones: `nsec.test.` and `nsec3.test.`, `cname.test.` and `cname3.test.`
+/// (valid), `tampered.test.` (www's A
 /// altered after signing), `wronganchor.test.` (signed twice; the second signing is served,
 /// the first one's DS is the anchor). Their files are in `dir`.
 fn zones(dir: &TempDir, test: &str) -> Option<Vec<(Zone, String)>> {
@@ -337,6 +409,14 @@ fn zones(dir: &TempDir, test: &str) -> Option<Vec<(Zone, String)>> {
     let mut out = Vec::new();
     for (origin, denial) in [("nsec.test.", Denial::Nsec), ("nsec3.test.", Denial::Nsec3)] {
         let s = sign_zone(&src, origin, &dir.0, denial, test)?;
+        out.push((Zone::new(origin, &s.file), s.ds));
+    }
+    let cname_src = dir.write("db.cname", CNAME_ZONE);
+    for (origin, denial) in [
+        ("cname.test.", Denial::Nsec),
+        ("cname3.test.", Denial::Nsec3),
+    ] {
+        let s = sign_zone(&cname_src, origin, &dir.0, denial, test)?;
         out.push((Zone::new(origin, &s.file), s.ds));
     }
     let t = sign_zone(&src, "tampered.test.", &dir.0, Denial::Nsec, test)?;
@@ -455,8 +535,14 @@ fn validate(test: &str, extra: &[&str], truncated_at: Option<u16>) {
     };
     let mut failures = Vec::new();
     let mut id = 0u16;
-    for origin in ["nsec.test.", "nsec3.test."] {
-        for case in CASES {
+    let asked = [
+        ("nsec.test.", CASES),
+        ("nsec3.test.", CASES),
+        ("cname.test.", CNAME_CASES),
+        ("cname3.test.", CNAME_CASES),
+    ];
+    for (origin, cases) in asked {
+        for case in cases {
             id += 1;
             let m = resolve(&unbound, id, &fqdn(case.name, origin), case.qtype, false);
             failures.extend(mismatch(&m, case, origin));
