@@ -31,9 +31,9 @@
 
 mod common;
 
+use common::TempDir;
 use common::peers::dnssec::{Denial, sign_zone};
 use common::peers::{self, Kind, Options, Peer, Zone, loud};
-use common::{Server, TempDir};
 use hickory_proto::op::Message;
 use hickory_proto::rr::{RData, RecordType};
 use std::cell::RefCell;
@@ -1223,39 +1223,6 @@ fn ringdns_has_file(test: &str) -> bool {
     false
 }
 
-/// ringdns serving `zones` with `file`, one server block per zone, on one port; waits until
-/// it answers each zone's SOA.
-fn start_ringdns(zones: &[Zone]) -> Server {
-    let zones_for_wait = zones.to_vec();
-    let zones = zones.to_vec();
-    let s = Server::start(move |port| {
-        zones
-            .iter()
-            .map(|z| {
-                format!(
-                    "{}:{port} {{\n    file {}\n}}\n",
-                    z.origin,
-                    z.file.display()
-                )
-            })
-            .collect()
-    });
-    let t0 = std::time::Instant::now();
-    let mut pending: Vec<Zone> = zones_for_wait;
-    while t0.elapsed() < Duration::from_secs(20) {
-        pending.retain(|z| !peers::soa_answers(s.port, &z.origin));
-        if pending.is_empty() {
-            return s;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    panic!(
-        "ringdns did not answer a zone's SOA within 20 s\nstdout:\n{}\nstderr:\n{}",
-        s.stdout(),
-        s.stderr()
-    );
-}
-
 // ---- the rich zone --------------------------------------------------------------------------
 
 fn rich_zone() -> (Vec<Zone>, ZoneFacts) {
@@ -1362,7 +1329,7 @@ fn ringdns_file_agrees_with_nsd_on_the_rich_zone() {
     let Some(nsd) = Peer::start(Kind::Nsd, &zones, &nsd_options(), TEST) else {
         return;
     };
-    let ringdns = start_ringdns(&zones);
+    let ringdns = peers::ringdns_file(&zones);
     let seed = seed();
     eprintln!("{TEST}: seed {seed} (AUTH_DIFF_SEED={seed} replays it)");
     let qs = queries(&facts, &mut fastrand::Rng::with_seed(seed), query_count());
@@ -1482,7 +1449,7 @@ fn dnssec_ringdns_file_agrees_with_nsd() {
     let Some(nsd) = Peer::start(Kind::Nsd, &zones, &nsd_options(), TEST) else {
         return;
     };
-    let ringdns = start_ringdns(&zones);
+    let ringdns = peers::ringdns_file(&zones);
     let seed = seed();
     eprintln!("{TEST}: seed {seed} (AUTH_DIFF_SEED={seed} replays it)");
     let qs = dnssec_queries(&zones, &mut fastrand::Rng::with_seed(seed));

@@ -10,8 +10,9 @@
 //! where it fails: CI installs the packages, so a missing one is a broken CI.
 
 pub mod dnssec;
+pub mod unbound;
 
-use super::{Port, TempDir, free_port};
+use super::{Port, Server, TempDir, free_port};
 use std::io::Write;
 use std::net::UdpSocket;
 use std::path::{Path, PathBuf};
@@ -255,6 +256,39 @@ pub fn soa_answers(port: u16, origin: &str) -> bool {
         }
         _ => false,
     }
+}
+
+/// ringdns serving `zones` with `file`, one server block per zone, on one port; waits until
+/// it answers each zone's SOA.
+pub fn ringdns_file(zones: &[Zone]) -> Server {
+    let zones_for_wait = zones.to_vec();
+    let zones = zones.to_vec();
+    let s = Server::start(move |port| {
+        zones
+            .iter()
+            .map(|z| {
+                format!(
+                    "{}:{port} {{\n    file {}\n}}\n",
+                    z.origin,
+                    z.file.display()
+                )
+            })
+            .collect()
+    });
+    let t0 = Instant::now();
+    let mut pending: Vec<Zone> = zones_for_wait;
+    while t0.elapsed() < Duration::from_secs(20) {
+        pending.retain(|z| !soa_answers(s.port, &z.origin));
+        if pending.is_empty() {
+            return s;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!(
+        "ringdns did not answer a zone's SOA within 20 s\nstdout:\n{}\nstderr:\n{}",
+        s.stdout(),
+        s.stderr()
+    );
 }
 
 /// The PIDs of `pid`'s children (`/proc/PID/task/*/children`).
