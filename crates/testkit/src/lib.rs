@@ -5,7 +5,7 @@
 #![forbid(unsafe_code)]
 
 use ringdns_plugin::corefile::{Dispenser, parse};
-use ringdns_plugin::{BlockSetup, Plugin};
+use ringdns_plugin::{BlockSetup, Handler, Outcome, Plugin, Request, Status};
 
 /// Runs plugin `P`'s setup on the first directive of a one-block Corefile `text`, for a
 /// plugin's tests of what setup leaves in the block, or of its `FILE:LINE - message`.
@@ -77,4 +77,25 @@ pub fn wire_name(name: &str) -> Vec<u8> {
     }
     out.push(0);
     out
+}
+
+/// A next plugin for a plugin's tests: answers nothing and returns its rcode, so a test
+/// that sees that rcode knows the query reached the next plugin (as CoreDNS's tests'
+/// `NextHandler` returns a code of its own).
+pub struct Next(pub u8);
+
+impl Handler for Next {
+    async fn serve(&self, _req: &mut Request<'_>) -> Outcome {
+        Ok(Status::rcode(self.0))
+    }
+
+    fn serve_now(&self, _req: &mut Request<'_>) -> Option<Status> {
+        Some(Status::rcode(self.0))
+    }
+
+    fn is_end(&self) -> bool {
+        false
+    }
+
+    fn after_batch(&self) {}
 }

@@ -10,25 +10,10 @@ use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 
-/// The next plugin: answers nothing, returns REFUSED (as CoreDNS's tests' NextHandler),
-/// so a test sees that the query reached it.
-struct Next;
+use ringdns_testkit::Next;
 
-impl Handler for Next {
-    async fn serve(&self, _req: &mut Request<'_>) -> Outcome {
-        Ok(Status::rcode(REFUSED))
-    }
-
-    fn serve_now(&self, _req: &mut Request<'_>) -> Option<Status> {
-        Some(Status::rcode(REFUSED))
-    }
-
-    fn is_end(&self) -> bool {
-        false
-    }
-
-    fn after_batch(&self) {}
-}
+/// What the next plugin returns (CoreDNS's tests' NextHandler: REFUSED).
+const TO_NEXT: u8 = REFUSED;
 
 /// What a query got.
 #[derive(Debug, PartialEq)]
@@ -40,8 +25,6 @@ struct Got {
     authority: u16,
     additional: u16,
 }
-
-const TO_NEXT: u8 = REFUSED;
 
 /// The setup of the first block's `hosts`, with the block's zones from its keys as the
 /// server gives them.
@@ -144,10 +127,10 @@ fn serve(h: &Hosts, name: &str, qtype: u16, at_once: bool) -> Got {
         false,
     );
     let status = if at_once {
-        h.serve_now(&mut req, &Next)
+        h.serve_now(&mut req, &Next(TO_NEXT))
             .expect("hosts never says 'not now'")
     } else {
-        let fut = pin!(h.serve(&mut req, &Next));
+        let fut = pin!(h.serve(&mut req, &Next(TO_NEXT)));
         match fut.poll(&mut Context::from_waker(Waker::noop())) {
             Poll::Ready(Ok(s)) => s,
             other => panic!("hosts waited: {:?}", other.is_ready()),
@@ -400,7 +383,7 @@ fn a_large_answer_is_cut_with_tc() {
         &mut reply,
         false,
     );
-    h.serve_now(&mut req, &Next).unwrap();
+    h.serve_now(&mut req, &Next(TO_NEXT)).unwrap();
     assert!(reply.len() <= 512);
     let g = got(&reply);
     assert!(Header::new(&reply).tc());
@@ -416,7 +399,7 @@ fn a_large_answer_is_cut_with_tc() {
         &mut reply,
         false,
     );
-    h.serve_now(&mut req, &Next).unwrap();
+    h.serve_now(&mut req, &Next(TO_NEXT)).unwrap();
     assert_eq!(got(&reply).answers.len(), 200);
     assert!(!Header::new(&reply).tc());
 }

@@ -9,27 +9,10 @@ use std::net::SocketAddr;
 use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 
-/// The next plugin: returns 3841 (CoreDNS's tests' `rcodeFallthrough`, here an rcode of
-/// its own), so a test sees that the query reached it.
-struct Next;
+use ringdns_testkit::Next;
 
+/// What the next plugin returns: an rcode of its own (CoreDNS's tests' `rcodeFallthrough`).
 const TO_NEXT: u8 = 201;
-
-impl Handler for Next {
-    async fn serve(&self, _req: &mut Request<'_>) -> Outcome {
-        Ok(Status::rcode(TO_NEXT))
-    }
-
-    fn serve_now(&self, _req: &mut Request<'_>) -> Option<Status> {
-        Some(Status::rcode(TO_NEXT))
-    }
-
-    fn is_end(&self) -> bool {
-        false
-    }
-
-    fn after_batch(&self) {}
-}
 
 /// The plugin set up on `directives` in a block keyed `key`.
 fn plugin(key: &str, directives: &str) -> TemplatePlugin {
@@ -91,9 +74,10 @@ fn serve(p: &TemplatePlugin, name: &str, qclass: u16, qtype: u16, at_once: bool)
         false,
     );
     let status = if at_once {
-        p.serve_now(&mut req, &Next).expect("template never waits")
+        p.serve_now(&mut req, &Next(TO_NEXT))
+            .expect("template never waits")
     } else {
-        let fut = pin!(p.serve(&mut req, &Next));
+        let fut = pin!(p.serve(&mut req, &Next(TO_NEXT)));
         match fut.poll(&mut Context::from_waker(Waker::noop())) {
             Poll::Ready(Ok(s)) => s,
             other => panic!("template waited: {:?}", other.is_ready()),
