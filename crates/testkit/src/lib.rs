@@ -5,7 +5,9 @@
 #![forbid(unsafe_code)]
 
 use ringdns_plugin::corefile::{Dispenser, parse};
-use ringdns_plugin::{BlockSetup, Handler, Outcome, Plugin, Request, Status};
+use ringdns_plugin::wire::Query;
+use ringdns_plugin::{BlockSetup, Handler, Outcome, Plugin, Request, Serve, Status};
+use std::net::SocketAddr;
 
 /// Runs plugin `P`'s setup on the first directive of a one-block Corefile `text`, for a
 /// plugin's tests of what setup leaves in the block, or of its `FILE:LINE - message`.
@@ -98,4 +100,44 @@ impl Handler for Next {
     }
 
     fn after_batch(&self) {}
+}
+
+/// Serves `packet` from `client` (UDP, block `.`) with `plugin` before [`Next`]`(next)`:
+/// inline when `at_once` (`serve_now`, which must answer), else through `serve` polled
+/// once (which must not wait). The status and the reply written. What a plugin's tests
+/// compare between the two passes.
+pub fn serve_once<S: Serve>(
+    plugin: &S,
+    packet: &[u8],
+    client: SocketAddr,
+    next: u8,
+    at_once: bool,
+) -> (Status, Vec<u8>) {
+    use std::pin::pin;
+    use std::task::{Context, Poll, Waker};
+    let q = Query::parse(packet).expect("a test's query parses");
+    let mut reply = Vec::new();
+    let mut req = Request::new(
+        q,
+        client,
+        client,
+        ringdns_plugin::Proto::Udp,
+        ".",
+        "dns://:53",
+        &mut reply,
+        false,
+    );
+    let next = Next(next);
+    let status = if at_once {
+        plugin
+            .serve_now(&mut req, &next)
+            .expect("the plugin answers on the inline pass")
+    } else {
+        let fut = pin!(plugin.serve(&mut req, &next));
+        match fut.poll(&mut Context::from_waker(Waker::noop())) {
+            Poll::Ready(Ok(s)) => s,
+            other => panic!("the plugin waited: {:?}", other.is_ready()),
+        }
+    };
+    (status, reply)
 }

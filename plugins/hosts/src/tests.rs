@@ -5,10 +5,7 @@ use super::*;
 use ringdns_plugin::wire::rcode::REFUSED;
 use ringdns_plugin::wire::rtype::{MX, TXT};
 use ringdns_plugin::wire::{Header, Query, QueryBuilder, records};
-use std::future::Future;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
-use std::pin::pin;
-use std::task::{Context, Poll, Waker};
 
 use ringdns_testkit::Next;
 
@@ -113,29 +110,8 @@ fn ask(h: &Hosts, name: &str, qtype: u16) -> Got {
 
 fn serve(h: &Hosts, name: &str, qtype: u16, at_once: bool) -> Got {
     let p = packet(name, qtype);
-    let q = Query::parse(&p).unwrap();
     let client: SocketAddr = "127.0.0.1:5300".parse().unwrap();
-    let mut reply = Vec::new();
-    let mut req = Request::new(
-        q,
-        client,
-        client,
-        ringdns_plugin::Proto::Udp,
-        ".",
-        "dns://:53",
-        &mut reply,
-        false,
-    );
-    let status = if at_once {
-        h.serve_now(&mut req, &Next(TO_NEXT))
-            .expect("hosts never says 'not now'")
-    } else {
-        let fut = pin!(h.serve(&mut req, &Next(TO_NEXT)));
-        match fut.poll(&mut Context::from_waker(Waker::noop())) {
-            Poll::Ready(Ok(s)) => s,
-            other => panic!("hosts waited: {:?}", other.is_ready()),
-        }
-    };
+    let (status, reply) = ringdns_testkit::serve_once(h, &p, client, TO_NEXT, at_once);
     if !ringdns_plugin::client_write(status.rcode) {
         assert!(
             reply.is_empty(),

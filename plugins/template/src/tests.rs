@@ -4,12 +4,8 @@
 use super::*;
 use ringdns_plugin::wire::rcode::{NOERROR, NXDOMAIN, REFUSED};
 use ringdns_plugin::wire::rtype::{A, MX, NS, OPT, PTR, SOA, TXT};
-use ringdns_plugin::wire::{Header, Query, QueryBuilder, records};
+use ringdns_plugin::wire::{Header, QueryBuilder, records};
 use std::net::SocketAddr;
-use std::pin::pin;
-use std::task::{Context, Poll, Waker};
-
-use ringdns_testkit::Next;
 
 /// What the next plugin returns: an rcode of its own (CoreDNS's tests' `rcodeFallthrough`).
 const TO_NEXT: u8 = 201;
@@ -60,29 +56,8 @@ fn serve(p: &TemplatePlugin, name: &str, qclass: u16, qtype: u16, at_once: bool)
         .class(qclass)
         .id(0x4242)
         .build();
-    let q = Query::parse(&packet).unwrap();
     let client: SocketAddr = "10.240.0.1:5300".parse().unwrap();
-    let mut reply = Vec::new();
-    let mut req = Request::new(
-        q,
-        client,
-        client,
-        ringdns_plugin::Proto::Udp,
-        ".",
-        "dns://:53",
-        &mut reply,
-        false,
-    );
-    let status = if at_once {
-        p.serve_now(&mut req, &Next(TO_NEXT))
-            .expect("template never waits")
-    } else {
-        let fut = pin!(p.serve(&mut req, &Next(TO_NEXT)));
-        match fut.poll(&mut Context::from_waker(Waker::noop())) {
-            Poll::Ready(Ok(s)) => s,
-            other => panic!("template waited: {:?}", other.is_ready()),
-        }
-    };
+    let (status, reply) = ringdns_testkit::serve_once(p, &packet, client, TO_NEXT, at_once);
     let error = status.error.map(|e| e.to_string());
     if reply.is_empty() {
         return Got {
