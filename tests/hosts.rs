@@ -28,22 +28,13 @@ fn packet(id: u16, name: &str, rtype: RecordType) -> Vec<u8> {
 /// whoami's records); the UDP one parsed.
 fn ask(port: u16, name: &str, rtype: RecordType) -> Message {
     let q = packet(0x4854, name, rtype);
-    let mut udp = None;
-    for _ in 0..3 {
-        udp = udp_exchange(port, &q, Duration::from_secs(2));
-        if udp.is_some() {
-            break;
-        }
-    }
-    let udp = udp.expect("a reply over UDP");
-    let tcp = tcp_exchange(port, std::slice::from_ref(&q));
-    assert_eq!(tcp.len(), 1, "a reply over TCP to {name} {rtype}");
+    let (udp, tcp) = common::udp_and_tcp(port, &q);
     let m = Message::from_vec(&udp).expect("the reply parses");
     if m.additionals.is_empty() {
-        assert_eq!(udp, tcp[0], "UDP and TCP replies differ for {name} {rtype}");
+        assert_eq!(udp, tcp, "UDP and TCP replies differ for {name} {rtype}");
     } else {
         // whoami's: its records tell the transports apart.
-        let t = Message::from_vec(&tcp[0]).expect("the TCP reply parses");
+        let t = Message::from_vec(&tcp).expect("the TCP reply parses");
         assert_eq!(t.metadata.response_code, m.metadata.response_code);
         assert_eq!(t.answers, m.answers);
         assert_eq!(t.additionals.len(), m.additionals.len());

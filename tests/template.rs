@@ -9,10 +9,9 @@
 
 mod common;
 
-use common::{Server, free_port, query_full, run_expect_failure, tcp_exchange, udp_exchange};
+use common::{Server, free_port, query_full, run_expect_failure};
 use hickory_proto::op::{Message, ResponseCode};
 use hickory_proto::rr::{RData, RecordType};
-use std::time::Duration;
 
 /// A Corefile with one worker and one root block holding `body`.
 fn corefile(port: u16, body: &str) -> String {
@@ -28,23 +27,14 @@ fn start(body: &str) -> Server {
 /// to be the same bytes over TCP.
 fn raw(port: u16, name: &str, qtype: u16, edns: bool) -> Vec<u8> {
     let q = query_full(0x7e57, name, qtype, 1, edns.then_some((1232, false)));
-    let mut udp = None;
-    for _ in 0..3 {
-        udp = udp_exchange(port, &q, Duration::from_secs(2));
-        if udp.is_some() {
-            break;
-        }
-    }
-    let udp = udp.expect("a reply over UDP");
-    let tcp = tcp_exchange(port, std::slice::from_ref(&q));
-    assert_eq!(tcp.len(), 1, "a reply over TCP to {name} {qtype}");
+    let (udp, tcp) = common::udp_and_tcp(port, &q);
     let m = Message::from_vec(&udp).expect("the reply parses");
     // whoami's records tell the transports apart; everything else is the same.
     if m.additionals
         .iter()
         .all(|r| r.record_type() != RecordType::SRV)
     {
-        assert_eq!(udp, tcp[0], "UDP and TCP replies differ for {name} {qtype}");
+        assert_eq!(udp, tcp, "UDP and TCP replies differ for {name} {qtype}");
     }
     udp
 }

@@ -452,6 +452,17 @@ pub fn tcp_exchange(port: u16, packets: &[Vec<u8>]) -> Vec<Vec<u8>> {
     replies
 }
 
+/// The replies to `packet` over UDP (three tries of 2 s) and over TCP, for tests that check
+/// both transports answer alike.
+pub fn udp_and_tcp(port: u16, packet: &[u8]) -> (Vec<u8>, Vec<u8>) {
+    let udp = (0..3)
+        .find_map(|_| udp_exchange(port, packet, Duration::from_secs(2)))
+        .expect("a reply over UDP");
+    let mut tcp = tcp_exchange(port, &[packet.to_vec()]);
+    assert_eq!(tcp.len(), 1, "one reply over TCP");
+    (udp, tcp.remove(0))
+}
+
 /// Sends one query over TCP and reads messages until the transfer ends (a second SOA, an
 /// error rcode, or a single-SOA answer), at most 200 messages or 10 seconds.
 pub fn tcp_transfer(port: u16, packet: &[u8]) -> Vec<Message> {
