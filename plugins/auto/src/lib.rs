@@ -35,19 +35,7 @@ impl Config {
     /// The settings of each line, for setup's tests.
     #[cfg(test)]
     fn settings_for_tests(&self) -> Vec<setup::Settings> {
-        self.sources
-            .iter()
-            .map(|s| {
-                let st = s.settings();
-                setup::Settings {
-                    origins: st.origins.clone(),
-                    directory: st.directory.clone(),
-                    re: st.re.clone(),
-                    template: st.template.clone(),
-                    reload: st.reload,
-                }
-            })
-            .collect()
+        self.sources.iter().map(|s| s.settings().clone()).collect()
     }
 }
 

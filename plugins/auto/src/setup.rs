@@ -14,7 +14,7 @@ const DEFAULT_RELOAD: Duration = Duration::from_secs(60);
 const MAX_REGEXP_LEN: usize = 10_000;
 
 /// One `auto` line of a block: where its zone files are and which zones it answers for.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Settings {
     /// The zones it is authoritative for (normalised), the block's when none is named.
     pub origins: Vec<String>,
