@@ -296,7 +296,25 @@ mod tests {
     use crate::wire::rcode::NOERROR;
     use std::time::Duration;
 
-    /// Answers after a short wait, as forward does after its upstream's reply.
+    thread_local! {
+        /// Whether [`Waits`] answers yet, and the queries waiting until it does: the test
+        /// decides when the "upstream" answers. (A 2 ms sleep did not: glommio polls a
+        /// spawned task at once, and on a loaded machine a sleep whose deadline passed
+        /// before that first poll ended there, so a worker was idle again before the burst
+        /// was submitted and was reused: 299 workers for 300 queries, CI on 5f1cd6b.)
+        static GATE: RefCell<(bool, Vec<Waker>)> = const { RefCell::new((true, Vec::new())) };
+    }
+
+    fn gate(open: bool) {
+        let waiting = GATE.with(|g| {
+            let mut g = g.borrow_mut();
+            g.0 = open;
+            std::mem::take(&mut g.1)
+        });
+        waiting.into_iter().for_each(Waker::wake);
+    }
+
+    /// Answers once the gate is open, as forward does after its upstream's reply.
     struct Waits;
 
     impl Handler for Waits {
@@ -304,7 +322,17 @@ mod tests {
             if !req.can_wait() {
                 return req.defer();
             }
-            glommio::timer::sleep(Duration::from_millis(2)).await;
+            std::future::poll_fn(|cx| {
+                GATE.with(|g| {
+                    let mut g = g.borrow_mut();
+                    if g.0 {
+                        return Poll::Ready(());
+                    }
+                    g.1.push(cx.waker().clone());
+                    Poll::Pending
+                })
+            })
+            .await;
             MessageWriter::reply(&req.query, req.reply, NOERROR).finish();
             Ok(Status::rcode(NOERROR))
         }
@@ -317,12 +345,11 @@ mod tests {
     }
 
     async fn settle<H: Handler + 'static>(pool: &DeferredPool<H>) {
-        for _ in 0..1000 {
-            if pool.pending() == 0 {
-                break;
-            }
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while pool.pending() != 0 && Instant::now() < deadline {
             glommio::timer::sleep(Duration::from_millis(1)).await;
         }
+        assert_eq!(pool.pending(), 0, "queries still pending after 30 s");
         // Let finished workers reach their next wait.
         futures_lite::future::yield_now().await;
     }
@@ -337,11 +364,13 @@ mod tests {
 
             // A burst wider than the idle bound: one worker per waiting query...
             let burst = MAX_IDLE + 44;
+            gate(false);
             for _ in 0..burst {
                 pool.submit(&core, 0, QUERY, peer, Instant::now());
             }
             assert_eq!(pool.workers(), burst);
             assert_eq!(core.inflight.get(), burst);
+            gate(true);
             settle(&pool).await;
             assert_eq!(replies.queued(), burst, "every query answered");
             assert_eq!(core.inflight.get(), 0);
@@ -349,10 +378,12 @@ mod tests {
             assert_eq!(pool.workers(), MAX_IDLE);
 
             // The next queries are served by the idle workers: none is spawned.
+            gate(false);
             for _ in 0..10 {
                 pool.submit(&core, 0, QUERY, peer, Instant::now());
             }
             assert_eq!(pool.workers(), MAX_IDLE);
+            gate(true);
             settle(&pool).await;
             assert_eq!(replies.queued(), burst + 10);
 
