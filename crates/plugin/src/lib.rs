@@ -14,6 +14,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod autopath;
 mod chain;
 pub mod duration;
 mod fallthrough;

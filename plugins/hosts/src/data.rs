@@ -176,53 +176,7 @@ fn hash(keys: &foldhash::fast::RandomState, name: &Name<'_>) -> u64 {
     h.finish()
 }
 
-/// The address a reverse name stands for (CoreDNS's `dnsutil.ExtractAddressFromReverse`):
-/// four decimal labels (Go's IPv4 rules: 0–255, no leading zero) under `in-addr.arpa.`, or
-/// 32 hex-digit labels under `ip6.arpa.`. An IPv4-mapped IPv6 name stands for the IPv4
-/// address, as in CoreDNS, whose address keys are Go's `IP.String`.
-pub fn reverse_addr(name: &Name<'_>) -> Option<IpAddr> {
-    let mut labels = [&[][..]; 34];
-    let mut n = 0;
-    for l in name.labels() {
-        *labels.get_mut(n)? = l;
-        n += 1;
-    }
-    let arpa = |i: usize, zone: &[u8]| {
-        labels[i].eq_ignore_ascii_case(zone) && labels[i + 1].eq_ignore_ascii_case(b"arpa")
-    };
-    if n == 6 && arpa(4, b"in-addr") {
-        let mut o = [0u8; 4];
-        for (i, l) in labels[..4].iter().enumerate() {
-            o[3 - i] = octet(l)?;
-        }
-        return Some(IpAddr::V4(Ipv4Addr::from(o)));
-    }
-    if n == 34 && arpa(32, b"ip6") {
-        let mut v: u128 = 0;
-        for l in labels[..32].iter().rev() {
-            let [d] = l else { return None };
-            v = (v << 4) | u128::from(char::from(*d).to_digit(16)?);
-        }
-        let a = Ipv6Addr::from(v);
-        return Some(match a.to_ipv4_mapped() {
-            Some(v4) => IpAddr::V4(v4),
-            None => IpAddr::V6(a),
-        });
-    }
-    None
-}
-
-/// A decimal octet as Go's IPv4 parser takes it: 1 to 3 digits, no leading zero, ≤ 255.
-fn octet(l: &[u8]) -> Option<u8> {
-    if l.is_empty() || l.len() > 3 || (l.len() > 1 && l[0] == b'0') {
-        return None;
-    }
-    if !l.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    let v = l.iter().fold(0u16, |v, d| v * 10 + u16::from(d - b'0'));
-    u8::try_from(v).ok()
-}
+pub use ringdns_plugin::reverse::reverse_addr;
 
 #[cfg(test)]
 mod tests {
