@@ -295,4 +295,62 @@ mod tests {
         let c = Cidr::parse("10.1.0.0/15").unwrap();
         assert_eq!(c.reverse_zone(), "10.in-addr.arpa.");
     }
+
+    fn rev(s: &str) -> Option<String> {
+        let w = crate::wire::name_to_wire(s).unwrap();
+        reverse_addr(&Name::from_wire(&w).unwrap()).map(|a| a.to_string())
+    }
+
+    #[test]
+    fn reverse_names_as_coredns_reads_them() {
+        assert_eq!(rev("1.0.0.10.in-addr.arpa.").as_deref(), Some("10.0.0.1"));
+        assert_eq!(
+            rev("54.119.58.176.IN-ADDR.ARPA.").as_deref(),
+            Some("176.58.119.54")
+        );
+        assert_eq!(
+            rev("b.a.9.8.7.6.5.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.8.b.d.0.1.0.0.2.ip6.arpa.")
+                .as_deref(),
+            Some("2001:db8::567:89ab")
+        );
+        assert_eq!(
+            rev("B.A.9.8.7.6.5.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.8.B.D.0.1.0.0.2.IP6.ARPA.")
+                .as_deref(),
+            Some("2001:db8::567:89ab")
+        );
+        // ::ffff:10.0.0.2 is 10.0.0.2.
+        assert_eq!(
+            rev("2.0.0.0.0.0.a.0.f.f.f.f.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.ip6.arpa.")
+                .as_deref(),
+            Some("10.0.0.2")
+        );
+        for bad in [
+            "in-addr.arpa.",
+            "0.10.in-addr.arpa.",
+            "1.0.0.0.10.in-addr.arpa.",
+            "01.0.0.10.in-addr.arpa.",
+            "256.0.0.10.in-addr.arpa.",
+            "a.0.0.10.in-addr.arpa.",
+            "1.0.0.10.in-addr.arpa.example.",
+            "example.org.",
+            ".",
+            "0.0.ip6.arpa.",
+            "g.a.9.8.7.6.5.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.8.b.d.0.1.0.0.2.ip6.arpa.",
+            "ba.9.8.7.6.5.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.8.b.d.0.1.0.0.2.ip6.arpa.",
+            "x.b.a.9.8.7.6.5.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.8.b.d.0.1.0.0.2.ip6.arpa.",
+        ] {
+            assert_eq!(rev(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn octets_follow_go() {
+        assert_eq!(octet(b"0"), Some(0));
+        assert_eq!(octet(b"255"), Some(255));
+        assert_eq!(octet(b"256"), None);
+        assert_eq!(octet(b"00"), None);
+        assert_eq!(octet(b"1000"), None);
+        assert_eq!(octet(b""), None);
+        assert_eq!(octet(b"+1"), None);
+    }
 }
