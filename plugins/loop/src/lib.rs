@@ -21,7 +21,7 @@ use ringdns_plugin::{
     BlockSetup, CoreInfo, Handler, Outcome, Plugin, Request, Serve, Serves, Status,
     next_or_failure, next_or_failure_now,
 };
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// What setup made of the block's `loop`, shared by every core.
@@ -46,8 +46,11 @@ pub(crate) struct Inner {
     seen: AtomicU32,
     /// Set once the probe had its reply or gave up.
     off: AtomicBool,
-    /// Set when the probe thread is started (once per configuration).
-    started: AtomicBool,
+    /// How many cores serve the configuration, and how many have started it: the probe
+    /// waits for all, so that no core still serving the configuration before a reload
+    /// answers it.
+    cores: AtomicUsize,
+    starts: AtomicUsize,
 }
 
 impl Inner {
@@ -66,6 +69,11 @@ impl Inner {
 
     fn disable(&self) {
         self.off.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether every core has made the configuration its current one.
+    fn all_started(&self) -> bool {
+        self.starts.load(Ordering::Acquire) >= self.cores.load(Ordering::Relaxed)
     }
 }
 
@@ -102,7 +110,8 @@ impl Plugin for Loop {
                 addr: Mutex::new(String::new()),
                 seen: AtomicU32::new(0),
                 off: AtomicBool::new(false),
-                started: AtomicBool::new(false),
+                cores: AtomicUsize::new(1),
+                starts: AtomicUsize::new(0),
             }),
         })
     }
@@ -142,15 +151,17 @@ pub(crate) fn random_u16() -> u16 {
 }
 
 impl Serve for Loop {
-    fn build(config: &Arc<Config>, _core: &CoreInfo) -> Option<Self> {
+    fn build(config: &Arc<Config>, core: &CoreInfo) -> Option<Self> {
+        config.inner.cores.store(core.cores, Ordering::Relaxed);
         Some(Loop {
             inner: config.inner.clone(),
         })
     }
 
-    /// Starts the probe, from the first core to start this configuration.
+    /// Starts the probe, from the first core to start this configuration (the probe then
+    /// waits for the others).
     fn start(&self) {
-        if self.inner.started.swap(true, Ordering::Relaxed) {
+        if self.inner.starts.fetch_add(1, Ordering::AcqRel) != 0 {
             return;
         }
         let weak = Arc::downgrade(&self.inner);

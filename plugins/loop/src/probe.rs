@@ -68,6 +68,17 @@ fn exchange(qname: &[u8], to: SocketAddr) -> std::io::Result<()> {
 /// Runs the probe for the configuration `inner` belongs to; ends early when a reload has
 /// dropped it.
 pub fn run(inner: Weak<Inner>) {
+    // Every core first, so that the probe meets this configuration and not the one before a
+    // reload on a core that has not swapped yet; a core that never does is not waited for
+    // past a second.
+    let wait = Instant::now() + Duration::from_secs(1);
+    while Instant::now() < wait {
+        match inner.upgrade() {
+            Some(l) if !l.all_started() => std::thread::sleep(Duration::from_millis(5)),
+            Some(_) => break,
+            None => return,
+        }
+    }
     let deadline = Instant::now() + TRY_FOR;
     while Instant::now() < deadline {
         let Some(l) = inner.upgrade() else { return };
