@@ -6,6 +6,7 @@ use crate::order::Item;
 use crate::prefer::Subnet;
 use crate::rewrite::{Done, rewrite};
 use ringdns_plugin::wire::rcode::NXDOMAIN;
+use ringdns_plugin::wire::rtype;
 use ringdns_plugin::wire::rtype::{A, AAAA, CNAME, MX, NS, OPT, TXT};
 use ringdns_plugin::wire::{
     MessageWriter, Owner, Query, QueryBuilder, Section, expand_name, expand_rdata, name_to_wire,
@@ -284,4 +285,83 @@ fn only_noerror_replies_and_no_transfers_are_touched() {
             assert_eq!(first(served(&lb, qtype, reply)), [10, 0, 0, 1], "{qtype}");
         }
     }
+}
+
+#[test]
+fn a_reencoding_that_outgrows_the_client_keeps_the_reply() {
+    // An SRV whose target is a pointer to the question (compressed, as some servers write
+    // it) before a CNAME: regrouping re-encodes, and RFC 3597 names are written whole, so
+    // the new reply is longer than the old.
+    let mut srv = vec![0, 1, 0, 1, 0, 53];
+    srv.extend([0xC0, 12]);
+    let recs = vec![
+        (Section::Answer, Owner::Question, rtype::SRV, srv),
+        (
+            Section::Answer,
+            Owner::Question,
+            CNAME,
+            wire("web.example.org"),
+        ),
+    ];
+    let original = reply("www.example.org", rtype::SRV, NOERROR, &recs);
+    let mut s = scratch(4);
+    let mut m = original.clone();
+    assert_eq!(
+        rewrite(
+            &mut m,
+            rtype::SRV,
+            &Policy::RoundRobin,
+            &[],
+            &mut s,
+            original.len()
+        ),
+        Done::Unchanged
+    );
+    assert_eq!(m, original);
+    assert_eq!(
+        rewrite(&mut m, rtype::SRV, &Policy::RoundRobin, &[], &mut s, 4096),
+        Done::Reencoded
+    );
+    assert!(m.len() > original.len());
+    let after = shown(&m);
+    assert_eq!(after[0].2, CNAME);
+    assert_eq!(after[1].2, rtype::SRV);
+    assert_eq!(
+        sorted(&after),
+        sorted(&shown(&original)),
+        "the SRV target expands alike"
+    );
+}
+
+#[test]
+fn tsig_and_opt_stay_last() {
+    let recs = vec![
+        (Section::Additional, Owner::Question, A, vec![10, 0, 0, 1]),
+        (Section::Additional, Owner::Question, MX, {
+            let mut v = vec![0, 5];
+            v.extend(wire("mx.example.org"));
+            v
+        }),
+        (
+            Section::Additional,
+            Owner::Question,
+            CNAME,
+            wire("c.example.org"),
+        ),
+        (
+            Section::Additional,
+            Owner::Wire(&[0]),
+            rtype::TSIG,
+            vec![0; 8],
+        ),
+    ];
+    let original = reply("www.example.org", A, NOERROR, &recs);
+    let mut s = scratch(5);
+    let mut m = original.clone();
+    assert_eq!(
+        rewrite(&mut m, A, &Policy::RoundRobin, &[], &mut s, 4096),
+        Done::Reencoded
+    );
+    let types: Vec<u16> = shown(&m).iter().map(|r| r.2).collect();
+    assert_eq!(types, [CNAME, A, MX, rtype::TSIG, OPT]);
 }
