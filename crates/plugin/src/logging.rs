@@ -1,6 +1,6 @@
-//! CoreDNS-style log lines on stdout: `[INFO] …`, `[WARNING] …`, `[ERROR] …`, with
-//! `plugin/NAME:` scopes written by the caller. Off the query path; the `log` plugin
-//! buffers its own lines per core and writes them with [`write_raw`].
+//! CoreDNS-style log lines on stdout: `[INFO] …`, `[WARNING] …`, `[ERROR] …` and `[FATAL] …`
+//! (which ends the process), with `plugin/NAME:` scopes written by the caller. Off the query
+//! path; the `log` plugin buffers its own lines per core and writes them with [`write_raw`].
 
 use std::io::Write;
 
@@ -34,4 +34,14 @@ macro_rules! warning {
 #[macro_export]
 macro_rules! error {
     ($($arg:tt)*) => { $crate::logging::line("ERROR", format_args!($($arg)*)) };
+}
+
+/// `[FATAL] …`, then the process exits with status 1, as CoreDNS's `log.Fatal`: for a
+/// plugin that finds the server must not go on (loop's detected forwarding loop).
+#[macro_export]
+macro_rules! fatal {
+    ($($arg:tt)*) => {{
+        $crate::logging::line("FATAL", format_args!($($arg)*));
+        ::std::process::exit(1)
+    }};
 }
