@@ -287,9 +287,105 @@ fn gone_on_watch_relists_without_the_deleted() {
     api.fail_next(1, 410);
     api.close_watches();
     assert_eq!(r.replace(), ["a"]);
+    // ERROR 410 on an open watch, without a compaction.
+    rewatched(&api, SERVICES, 3);
+    api.expire_watches();
+    assert_eq!(r.replace(), ["a"]);
     let reqs = api.requests();
-    assert_eq!(lists(&reqs, SERVICES).len(), 3);
+    assert_eq!(lists(&reqs, SERVICES).len(), 4);
     assert!(watches(&reqs, SERVICES).iter().any(|w| w.status == 410));
+}
+
+#[test]
+fn too_many_requests_waits_for_retry_after() {
+    let api = FakeApi::start();
+    api.apply(svc("default", "a", "10.0.0.1"));
+    api.fail_next(1, 429);
+    let t = Instant::now();
+    let r = run(config(&api, "429"), SERVICES, None, None);
+    assert_eq!(r.replace(), ["a"]);
+    // Retry-After: 1, where the backoff alone would have waited 20–40 ms.
+    assert!(
+        t.elapsed() >= Duration::from_millis(950),
+        "{:?}",
+        t.elapsed()
+    );
+    let s: Vec<u16> = lists(&api.requests(), SERVICES)
+        .iter()
+        .map(|r| r.status)
+        .collect();
+    assert_eq!(s, [429, 200]);
+}
+
+/// A server that lists nothing and then holds every watch open without a byte.
+fn hung_server() -> (std::net::SocketAddr, Arc<std::sync::atomic::AtomicUsize>) {
+    use std::io::{Read, Write};
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    let watches = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let w = watches.clone();
+    l.set_nonblocking(true).unwrap();
+    std::thread::spawn(move || {
+        // Bounded: 20 connections or 10 s, whichever comes first.
+        let (start, mut n) = (Instant::now(), 0);
+        while n < 20 && start.elapsed() < Duration::from_secs(10) {
+            let mut c = match l.accept() {
+                Ok((c, _)) => c,
+                Err(_) => {
+                    std::thread::sleep(Duration::from_millis(10));
+                    continue;
+                }
+            };
+            n += 1;
+            c.set_nonblocking(false).unwrap();
+            let w = w.clone();
+            std::thread::spawn(move || {
+                c.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+                let mut buf = [0u8; 4096];
+                let n = c.read(&mut buf).unwrap_or(0);
+                let req = String::from_utf8_lossy(&buf[..n]).to_string();
+                if req.contains("watch=true") {
+                    w.fetch_add(1, Ordering::Relaxed);
+                    let _ = c.write_all(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n");
+                    // Silent until the client gives up (bounded: 5 s).
+                    let _ = c.set_read_timeout(Some(Duration::from_secs(5)));
+                    let _ = c.read(&mut buf);
+                } else {
+                    let body = br#"{"kind":"ServiceList","apiVersion":"v1","metadata":{"resourceVersion":"5"},"items":[]}"#;
+                    let head = format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n", body.len());
+                    let _ = c.write_all(head.as_bytes());
+                    let _ = c.write_all(body);
+                }
+            });
+        }
+    });
+    (addr, watches)
+}
+
+#[test]
+fn watchdog_ends_a_silent_watch() {
+    let (addr, watches) = hung_server();
+    // timeoutSeconds 0 (only here) makes the watchdog the slack alone.
+    let tuning = Tuning {
+        min_watch_timeout: Duration::ZERO,
+        watchdog_slack: Duration::from_millis(300),
+        ..fast()
+    };
+    let cfg = ApiConfig::from_endpoint(&format!("http://{addr}"), None)
+        .unwrap()
+        .with_tuning(tuning);
+    let r = run(cfg, SERVICES, None, None);
+    assert!(r.replace().is_empty());
+    let t = Instant::now();
+    while watches.load(Ordering::Relaxed) < 2 && t.elapsed() < WAIT {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(
+        watches.load(Ordering::Relaxed) >= 2,
+        "a second watch after the watchdog"
+    );
+    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+    r.quiet(Duration::from_millis(10));
 }
 
 #[test]
