@@ -163,6 +163,12 @@ impl ApiConfig {
         crate::incluster::config(&|k| std::env::var(k).ok())
     }
 
+    /// [`ApiConfig::in_cluster`] with the environment read through `env` instead of the
+    /// process's: for tests, which cannot set variables of a multi-threaded process safely.
+    pub fn in_cluster_with_env(env: &dyn Fn(&str) -> Option<String>) -> Result<ApiConfig, String> {
+        crate::incluster::config(env)
+    }
+
     /// `kubeconfig FILE [CONTEXT]`: current-context or CONTEXT, its cluster's server,
     /// certificate-authority(-data), insecure-skip-tls-verify and tls-server-name, its user's
     /// token / tokenFile / client-certificate(-data) / client-key(-data) (or

@@ -23,6 +23,8 @@ use std::time::{Duration, Instant};
 const MAX_BODY: usize = 1 << 30;
 /// Restarts of one list after a 410 on a continue before it counts as a failure.
 const MAX_LIST_RESTARTS: u32 = 5;
+/// The longest Retry-After obeyed.
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(600);
 /// Pages of one list at most (500 × 100 000 objects).
 const MAX_PAGES: u32 = 100_000;
 
@@ -150,7 +152,8 @@ impl Reflector {
     /// Waits `after` or the next backoff delay; false when stopped meanwhile.
     fn pause(&mut self, after: Option<Duration>) -> bool {
         let d = match after {
-            Some(a) => a.min(self.cfg.tuning.backoff_cap),
+            // Honoured as client-go's request retry does; bounded against a silly value.
+            Some(a) => a.min(MAX_RETRY_AFTER),
             None => self.backoff.delay(Instant::now()),
         };
         let stop = self.stop.clone();

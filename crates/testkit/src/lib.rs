@@ -4,6 +4,9 @@
 
 #![forbid(unsafe_code)]
 
+#[cfg(feature = "kubeapi")]
+pub mod kubeapi;
+
 use ringdns_plugin::corefile::{Dispenser, parse};
 use ringdns_plugin::wire::Query;
 use ringdns_plugin::{BlockSetup, Handler, Outcome, Plugin, Request, Serve, Status};
