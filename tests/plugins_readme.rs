@@ -188,13 +188,22 @@ fn example_files(readme: &Path) -> Vec<(String, Vec<u8>)> {
 
 /// Starts one example and checks that it answers; Err carries what went wrong and the
 /// server's output.
-fn check_example(corefile: &str, files: &[(String, Vec<u8>)]) -> Result<(), String> {
+fn check_example(
+    corefile: &str,
+    files: &[(String, Vec<u8>)],
+    env: &[(&str, &str)],
+) -> Result<(), String> {
     let port = common::free_port();
     let text = with_port(corefile, port.port);
     let dns_port = port.port.to_string();
-    let server =
-        common::Server::try_start_with_files(port, &text, &["-dns.port", &dns_port], files)
-            .map_err(|e| format!("{e}\nCorefile:\n{text}"))?;
+    let server = common::Server::try_start_with_files_env(
+        port,
+        &text,
+        &["-dns.port", &dns_port],
+        files,
+        env,
+    )
+    .map_err(|e| format!("{e}\nCorefile:\n{text}"))?;
     let to = target(&server);
     for i in 0..ATTEMPTS {
         let q = common::query(0x5300 + i as u16, "example.org.", 1);
@@ -270,6 +279,42 @@ fn every_plugin_of_plugin_cfg_has_a_complete_readme() {
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
+/// The cluster kubernetes' examples run in: a fake API server of the tests' own, reached
+/// by the in-cluster configuration (its environment and a service-account directory).
+struct Cluster {
+    api: ringdns_testkit::kubeapi::FakeApi,
+    dir: common::TempDir,
+}
+
+impl Cluster {
+    fn for_readme(path: &Path) -> Option<Cluster> {
+        if !path.ends_with("kubernetes/README.md") {
+            return None;
+        }
+        use ringdns_testkit::kubeapi::{FakeApi, objects};
+        let api = FakeApi::start();
+        api.apply(objects::namespace("default", &[]));
+        api.apply(
+            objects::service("default", "kubernetes")
+                .cluster_ips(&["10.96.0.1"])
+                .port("https", "TCP", 443)
+                .build(),
+        );
+        let dir = common::TempDir::new();
+        api.incluster_dir(&dir.0);
+        Some(Cluster { api, dir })
+    }
+
+    fn env(&self) -> Vec<(&'static str, String)> {
+        let mut env: Vec<(&'static str, String)> = self.api.incluster_env().into();
+        env.push((
+            "RINGDNS_K8S_SERVICEACCOUNT_DIR",
+            self.dir.0.display().to_string(),
+        ));
+        env
+    }
+}
+
 #[test]
 fn every_readme_example_starts_and_answers() {
     let mut failures = Vec::new();
@@ -277,9 +322,12 @@ fn every_readme_example_starts_and_answers() {
     for path in readmes() {
         let text = std::fs::read_to_string(&path).unwrap();
         let files = example_files(&path);
+        let cluster = Cluster::for_readme(&path);
+        let env = cluster.as_ref().map(Cluster::env).unwrap_or_default();
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
         for (i, example) in corefile_examples(&text).iter().enumerate() {
             started += 1;
-            if let Err(e) = check_example(example, &files) {
+            if let Err(e) = check_example(example, &files, &env) {
                 failures.push(format!(
                     "=== {} example {} (1-based) failed: {e}",
                     rel(&path),

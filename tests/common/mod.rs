@@ -166,6 +166,51 @@ impl Server {
         Self::try_launch_program_with(binary().as_ref(), n, Some(port), corefile, args, files)
     }
 
+    /// Like [`Server::start`] with environment variables set for the server (and the
+    /// Kubernetes in-cluster variables of the test's own environment removed first, so
+    /// only what a test gives reaches the server).
+    #[allow(dead_code)]
+    pub fn start_with_env(corefile: impl Fn(u16) -> String, env: &[(&str, &str)]) -> Server {
+        let port = free_port();
+        let n = port.port;
+        Self::try_launch_env(
+            binary().as_ref(),
+            n,
+            Some(port),
+            &corefile(n),
+            &[],
+            &[],
+            env,
+        )
+        .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// [`Server::start_with_env`] that gives the error (with the server's output) instead
+    /// of panicking, for starts that are meant to fail or to be slow.
+    #[allow(dead_code)]
+    pub fn try_start_with_env(
+        corefile: &str,
+        port: Port,
+        env: &[(&str, &str)],
+    ) -> Result<Server, String> {
+        let n = port.port;
+        Self::try_launch_env(binary().as_ref(), n, Some(port), corefile, &[], &[], env)
+    }
+
+    /// [`Server::try_start_with_files`] with environment variables for the server (see
+    /// [`Server::start_with_env`]).
+    #[allow(dead_code)]
+    pub fn try_start_with_files_env(
+        port: Port,
+        corefile: &str,
+        args: &[&str],
+        files: &[(String, Vec<u8>)],
+        env: &[(&str, &str)],
+    ) -> Result<Server, String> {
+        let n = port.port;
+        Self::try_launch_env(binary().as_ref(), n, Some(port), corefile, args, files, env)
+    }
+
     fn try_launch(
         port_number: u16,
         claim: Option<Port>,
@@ -193,6 +238,18 @@ impl Server {
         args: &[&str],
         files: &[(String, Vec<u8>)],
     ) -> Result<Server, String> {
+        Self::try_launch_env(program, port_number, claim, corefile, args, files, &[])
+    }
+
+    fn try_launch_env(
+        program: &Path,
+        port_number: u16,
+        claim: Option<Port>,
+        corefile: &str,
+        args: &[&str],
+        files: &[(String, Vec<u8>)],
+        env: &[(&str, &str)],
+    ) -> Result<Server, String> {
         let dir = TempDir::new();
         for (name, data) in files {
             std::fs::write(dir.0.join(name), data).expect("write a file for the server");
@@ -203,6 +260,9 @@ impl Server {
             .arg(&conf)
             .args(args)
             .current_dir(&dir.0)
+            .env_remove("KUBERNETES_SERVICE_HOST")
+            .env_remove("KUBERNETES_SERVICE_PORT")
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

@@ -1,0 +1,655 @@
+//! kubernetes: the real binary against a fake Kubernetes API server of the tests' own
+//! (ringdns-testkit's `kubeapi`: HTTPS with its own CA, bearer tokens, list and chunked watch
+//! streams), over real UDP and TCP on loopback: every record type of the DNS schema, watch
+//! updates shown within seconds, SERVFAIL and /ready before the first sync, the in-cluster
+//! configuration, kubeconfig and client-certificate sources, the namespace and label
+//! filters, and the metrics.
+//!
+//! Replies are parsed with hickory-proto (an implementation other than the server's).
+#![recursion_limit = "512"]
+
+mod common;
+
+use common::{Server, TempDir, free_port, http_get, tcp_exchange, udp_exchange};
+use hickory_proto::op::{Message, MessageType, OpCode, Query, ResponseCode};
+use hickory_proto::rr::{Name, RData, RecordType};
+use ringdns_testkit::kubeapi::objects::{endpoint, endpoint_slice, namespace, pod, service};
+use ringdns_testkit::kubeapi::{FakeApi, Options as ApiOptions};
+use std::time::{Duration, Instant};
+
+fn packet(id: u16, name: &str, rtype: RecordType) -> Vec<u8> {
+    let mut m = Message::new(id, MessageType::Query, OpCode::Query);
+    m.metadata.recursion_desired = true;
+    m.add_query(Query::query(Name::from_ascii(name).unwrap(), rtype));
+    let mut e = hickory_proto::op::Edns::new();
+    e.set_max_payload(4096);
+    m.set_edns(e);
+    m.to_vec().unwrap()
+}
+
+/// The reply over UDP, which must equal the reply over TCP.
+fn ask(port: u16, name: &str, rtype: RecordType) -> Message {
+    let q = packet(0x4b38, name, rtype);
+    let (udp, tcp) = common::udp_and_tcp(port, &q);
+    assert_eq!(udp, tcp, "UDP and TCP replies differ for {name} {rtype}");
+    Message::from_vec(&udp).expect("the reply parses")
+}
+
+/// A section as `NAME TTL TYPE DATA` lines, sorted.
+fn lines(rs: &[hickory_proto::rr::Record]) -> Vec<String> {
+    let mut v: Vec<String> = rs
+        .iter()
+        .filter(|r| r.record_type() != RecordType::OPT)
+        .map(|r| {
+            let data = match &r.data {
+                RData::A(a) => a.0.to_string(),
+                RData::AAAA(a) => a.0.to_string(),
+                RData::PTR(p) => p.0.to_string(),
+                RData::CNAME(c) => c.0.to_string(),
+                RData::NS(n) => n.0.to_string(),
+                RData::SRV(s) => format!("{} {} {} {}", s.priority, s.weight, s.port, s.target),
+                RData::TXT(t) => t.to_string(),
+                RData::SOA(s) => format!("{} {}", s.mname, s.rname),
+                other => format!("{other:?}"),
+            };
+            format!("{} {} {} {data}", r.name, r.ttl, r.record_type())
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+#[track_caller]
+fn answer(m: &Message, want: &[&str]) {
+    assert_eq!(m.metadata.response_code, ResponseCode::NoError, "{m:?}");
+    assert!(m.metadata.authoritative, "AA: {m:?}");
+    let mut w: Vec<String> = want.iter().map(|s| s.to_string()).collect();
+    w.sort();
+    assert_eq!(lines(&m.answers), w, "{m:?}");
+}
+
+#[track_caller]
+fn negative(m: &Message, rcode: ResponseCode) {
+    assert_eq!(m.metadata.response_code, rcode, "{m:?}");
+    assert!(m.answers.is_empty(), "{m:?}");
+    assert_eq!(m.authorities.len(), 1, "the SOA: {m:?}");
+    assert_eq!(m.authorities[0].record_type(), RecordType::SOA);
+}
+
+/// Waits (at most 10 s) until `ok` holds for the reply over UDP, then over TCP.
+#[track_caller]
+fn eventually(port: u16, name: &str, rtype: RecordType, ok: impl Fn(&Message) -> bool) -> Duration {
+    let q = packet(0x4b39, name, rtype);
+    let t0 = Instant::now();
+    let over_udp = || udp_exchange(port, &q, Duration::from_secs(2));
+    let over_tcp = || tcp_exchange(port, std::slice::from_ref(&q)).pop();
+    for (transport, exchange) in [
+        ("UDP", &over_udp as &dyn Fn() -> Option<Vec<u8>>),
+        ("TCP", &over_tcp),
+    ] {
+        loop {
+            let m = exchange().and_then(|r| Message::from_vec(&r).ok());
+            if m.as_ref().is_some_and(&ok) {
+                break;
+            }
+            assert!(
+                t0.elapsed() < Duration::from_secs(10),
+                "{name} {rtype} over {transport}: still {m:?}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    t0.elapsed()
+}
+
+/// The objects most tests serve: namespaces, a dual-stack ClusterIP service with its slice,
+/// a headless one with hostnames and a not-ready endpoint, an ExternalName into the zone and
+/// one out of it, a pod.
+fn populate(api: &FakeApi) {
+    for ns in ["default", "testns", "other"] {
+        api.apply(namespace(
+            ns,
+            &[("team", if ns == "other" { "b" } else { "a" })],
+        ));
+    }
+    api.apply(
+        service("testns", "svc1")
+            .cluster_ips(&["10.0.0.1", "fd00::1"])
+            .port("http", "TCP", 80)
+            .port("dns", "UDP", 53)
+            .build(),
+    );
+    api.apply(
+        endpoint_slice("testns", "svc1-x1", "svc1", "IPv4")
+            .endpoint(endpoint(&["172.16.0.1"]).target_pod("svc1-pod"))
+            .port("http", "TCP", 8080)
+            .build(),
+    );
+    api.apply(
+        service("testns", "hdls")
+            .headless()
+            .port("http", "TCP", 80)
+            .build(),
+    );
+    api.apply(
+        endpoint_slice("testns", "hdls-a1", "hdls", "IPv4")
+            .endpoint(endpoint(&["172.16.1.1"]).hostname("web-0"))
+            .endpoint(endpoint(&["172.16.1.2"]).hostname("web-1"))
+            .endpoint(endpoint(&["172.16.1.9"]).ready(false))
+            .port("http", "TCP", 80)
+            .build(),
+    );
+    api.apply(
+        service("testns", "inside")
+            .external_name("svc1.testns.svc.cluster.local")
+            .build(),
+    );
+    api.apply(
+        service("testns", "outside")
+            .external_name("ext.example.net")
+            .build(),
+    );
+    api.apply(pod("testns", "p1", "172.16.5.5").build());
+    api.apply(
+        service("other", "svc2")
+            .cluster_ips(&["10.0.0.2"])
+            .port("http", "TCP", 80)
+            .label("tier", "backend")
+            .build(),
+    );
+}
+
+/// A kubeconfig-based Corefile: `kubernetes` in the root block with `directive` lines,
+/// plus a block answering the outside ExternalName target.
+fn corefile(port: u16, kubeconfig: &std::path::Path, directive: &str) -> String {
+    format!(
+        "{{\n workers 1\n}}\n.:{port} {{\n kubernetes cluster.local 10.in-addr.arpa 16.172.in-addr.arpa {{\n  kubeconfig {}\n{directive}\n }}\n}}\nexample.net:{port} {{\n hosts {{\n  192.0.2.7 ext.example.net\n }}\n}}\n",
+        kubeconfig.display()
+    )
+}
+
+fn start(api: &FakeApi, dir: &TempDir, directive: &str) -> Server {
+    let kc = api.kubeconfig(&dir.0);
+    let directive = directive.to_string();
+    Server::start(move |p| corefile(p, &kc, &directive))
+}
+
+#[test]
+fn every_record_of_the_schema_from_the_api() {
+    let api = FakeApi::start();
+    populate(&api);
+    let dir = TempDir::new();
+    let s = start(&api, &dir, "  pods insecure\n  ttl 7");
+    let p = s.port;
+    answer(
+        &ask(p, "svc1.testns.svc.cluster.local.", RecordType::A),
+        &["svc1.testns.svc.cluster.local. 7 A 10.0.0.1"],
+    );
+    answer(
+        &ask(p, "svc1.testns.svc.cluster.local.", RecordType::AAAA),
+        &["svc1.testns.svc.cluster.local. 7 AAAA fd00::1"],
+    );
+    // SRV of a named port, then of every port (dual stack: one target per port).
+    let m = ask(
+        p,
+        "_http._tcp.svc1.testns.svc.cluster.local.",
+        RecordType::SRV,
+    );
+    answer(
+        &m,
+        &["_http._tcp.svc1.testns.svc.cluster.local. 7 SRV 0 50 80 svc1.testns.svc.cluster.local."],
+    );
+    assert_eq!(
+        lines(&m.additionals),
+        [
+            "svc1.testns.svc.cluster.local. 7 A 10.0.0.1",
+            "svc1.testns.svc.cluster.local. 7 AAAA fd00::1"
+        ]
+    );
+    let m = ask(p, "svc1.testns.svc.cluster.local.", RecordType::SRV);
+    answer(
+        &m,
+        &[
+            "svc1.testns.svc.cluster.local. 7 SRV 0 25 53 svc1.testns.svc.cluster.local.",
+            "svc1.testns.svc.cluster.local. 7 SRV 0 25 80 svc1.testns.svc.cluster.local.",
+        ],
+    );
+    // Headless: the ready endpoints, by hostname too.
+    answer(
+        &ask(p, "hdls.testns.svc.cluster.local.", RecordType::A),
+        &[
+            "hdls.testns.svc.cluster.local. 7 A 172.16.1.1",
+            "hdls.testns.svc.cluster.local. 7 A 172.16.1.2",
+        ],
+    );
+    answer(
+        &ask(p, "web-1.hdls.testns.svc.cluster.local.", RecordType::A),
+        &["web-1.hdls.testns.svc.cluster.local. 7 A 172.16.1.2"],
+    );
+    let m = ask(
+        p,
+        "_http._tcp.hdls.testns.svc.cluster.local.",
+        RecordType::SRV,
+    );
+    answer(
+        &m,
+        &[
+            "_http._tcp.hdls.testns.svc.cluster.local. 7 SRV 0 50 80 web-0.hdls.testns.svc.cluster.local.",
+            "_http._tcp.hdls.testns.svc.cluster.local. 7 SRV 0 50 80 web-1.hdls.testns.svc.cluster.local.",
+        ],
+    );
+    negative(
+        &ask(
+            p,
+            "172-16-1-9.hdls.testns.svc.cluster.local.",
+            RecordType::A,
+        ),
+        ResponseCode::NXDomain,
+    );
+    // An endpoint of a ClusterIP service, by its address.
+    answer(
+        &ask(
+            p,
+            "172-16-0-1.svc1.testns.svc.cluster.local.",
+            RecordType::A,
+        ),
+        &["172-16-0-1.svc1.testns.svc.cluster.local. 7 A 172.16.0.1"],
+    );
+    // ExternalName: into the zone, and out of it (answered by the example.net block).
+    answer(
+        &ask(p, "inside.testns.svc.cluster.local.", RecordType::A),
+        &[
+            "inside.testns.svc.cluster.local. 7 CNAME svc1.testns.svc.cluster.local.",
+            "svc1.testns.svc.cluster.local. 7 A 10.0.0.1",
+        ],
+    );
+    let m = ask(p, "outside.testns.svc.cluster.local.", RecordType::A);
+    assert_eq!(m.metadata.response_code, ResponseCode::NoError, "{m:?}");
+    assert_eq!(
+        lines(&m.answers),
+        [
+            "ext.example.net. 3600 A 192.0.2.7",
+            "outside.testns.svc.cluster.local. 7 CNAME ext.example.net."
+        ]
+    );
+    answer(
+        &ask(p, "outside.testns.svc.cluster.local.", RecordType::CNAME),
+        &["outside.testns.svc.cluster.local. 7 CNAME ext.example.net."],
+    );
+    // PTR of a cluster IP and of endpoints.
+    answer(
+        &ask(p, "1.0.0.10.in-addr.arpa.", RecordType::PTR),
+        &["1.0.0.10.in-addr.arpa. 7 PTR svc1.testns.svc.cluster.local."],
+    );
+    answer(
+        &ask(p, "1.1.16.172.in-addr.arpa.", RecordType::PTR),
+        &["1.1.16.172.in-addr.arpa. 7 PTR web-0.hdls.testns.svc.cluster.local."],
+    );
+    negative(
+        &ask(p, "9.9.0.10.in-addr.arpa.", RecordType::PTR),
+        ResponseCode::NXDomain,
+    );
+    // Pods (insecure), dns-version, the SOA, negative answers.
+    answer(
+        &ask(p, "10-1-2-3.testns.pod.cluster.local.", RecordType::A),
+        &["10-1-2-3.testns.pod.cluster.local. 7 A 10.1.2.3"],
+    );
+    answer(
+        &ask(p, "dns-version.cluster.local.", RecordType::TXT),
+        &["dns-version.cluster.local. 28800 TXT 1.1.0"],
+    );
+    answer(
+        &ask(p, "cluster.local.", RecordType::SOA),
+        &["cluster.local. 7 SOA ns.dns.cluster.local. hostmaster.cluster.local."],
+    );
+    negative(
+        &ask(p, "nope.testns.svc.cluster.local.", RecordType::A),
+        ResponseCode::NXDomain,
+    );
+    negative(
+        &ask(p, "svc1.nons.svc.cluster.local.", RecordType::A),
+        ResponseCode::NXDomain,
+    );
+    negative(
+        &ask(p, "svc1.testns.svc.cluster.local.", RecordType::MX),
+        ResponseCode::NoError,
+    );
+    negative(
+        &ask(p, "testns.svc.cluster.local.", RecordType::A),
+        ResponseCode::NoError,
+    );
+    // The zone part keeps the client's case.
+    answer(
+        &ask(p, "svc1.testns.svc.CLUSTER.local.", RecordType::A),
+        &["svc1.testns.svc.CLUSTER.local. 7 A 10.0.0.1"],
+    );
+}
+
+#[test]
+fn services_added_changed_and_deleted_show_within_a_second_or_two() {
+    let api = FakeApi::start();
+    populate(&api);
+    let dir = TempDir::new();
+    let s = start(&api, &dir, "");
+    let p = s.port;
+    let name = "new.testns.svc.cluster.local.";
+    negative(&ask(p, name, RecordType::A), ResponseCode::NXDomain);
+    let serial = |m: &Message| match &m.answers[0].data {
+        RData::SOA(soa) => soa.serial,
+        _ => 0,
+    };
+    let before = serial(&ask(p, "cluster.local.", RecordType::SOA));
+    // The serial is the time of the last change, in seconds: let the next change be later.
+    std::thread::sleep(Duration::from_millis(1100));
+    api.apply(
+        service("testns", "new")
+            .cluster_ips(&["10.0.9.1"])
+            .port("http", "TCP", 80)
+            .build(),
+    );
+    let took = eventually(p, name, RecordType::A, |m| {
+        lines(&m.answers) == ["new.testns.svc.cluster.local. 5 A 10.0.9.1"]
+    });
+    assert!(took < Duration::from_secs(2), "added after {took:?}");
+    api.apply(
+        service("testns", "new")
+            .cluster_ips(&["10.0.9.2"])
+            .port("http", "TCP", 80)
+            .build(),
+    );
+    let took = eventually(p, name, RecordType::A, |m| {
+        lines(&m.answers) == ["new.testns.svc.cluster.local. 5 A 10.0.9.2"]
+    });
+    assert!(took < Duration::from_secs(2), "changed after {took:?}");
+    // A new endpoint of the headless service.
+    api.apply(
+        endpoint_slice("testns", "hdls-a2", "hdls", "IPv4")
+            .endpoint(endpoint(&["172.16.1.3"]).hostname("web-2"))
+            .port("http", "TCP", 80)
+            .build(),
+    );
+    eventually(
+        p,
+        "web-2.hdls.testns.svc.cluster.local.",
+        RecordType::A,
+        |m| m.answers.len() == 1,
+    );
+    assert!(api.delete("Service", "testns", "new"));
+    let took = eventually(p, name, RecordType::A, |m| {
+        m.metadata.response_code == ResponseCode::NXDomain
+    });
+    assert!(took < Duration::from_secs(2), "deleted after {took:?}");
+    assert!(
+        serial(&ask(p, "cluster.local.", RecordType::SOA)) > before,
+        "the SOA serial moved"
+    );
+}
+
+#[test]
+fn before_the_first_sync_names_are_servfail_and_ready_says_no() {
+    // An API that refuses the server's token for a while (401): the start waits
+    // startup_timeout, then serves.
+    let api = FakeApi::start();
+    populate(&api);
+    let dir = TempDir::new();
+    let kc = api.kubeconfig(&dir.0);
+    api.set_token(Some("not-the-servers"));
+    let ready = free_port();
+    let ready_port = ready.port;
+    drop(ready);
+    let s = Server::start(move |p| {
+        format!(
+            ".:{p} {{\n ready 127.0.0.1:{ready_port}\n kubernetes cluster.local {{\n  kubeconfig {}\n  startup_timeout 1s\n }}\n}}\n",
+            kc.display()
+        )
+    });
+    assert!(
+        s.wait_stdout(
+            "starting server with unsynced Kubernetes API",
+            Duration::from_secs(5)
+        ),
+        "{}",
+        s.stdout()
+    );
+    negative(
+        &ask(s.port, "nope.testns.svc.cluster.local.", RecordType::A),
+        ResponseCode::ServFail,
+    );
+    let (code, body) = http_get(ready_port, "/ready").expect("ready answers");
+    assert_eq!(code, 503, "{body}");
+    assert!(body.contains("kubernetes"), "{body}");
+    // The API takes the token again: after the client's backoff the lists come.
+    api.set_token(Some(ringdns_testkit::kubeapi::DEFAULT_TOKEN));
+    eventually(
+        s.port,
+        "svc1.testns.svc.cluster.local.",
+        RecordType::A,
+        |m| m.answers.len() == 1,
+    );
+    eventually(
+        s.port,
+        "nope.testns.svc.cluster.local.",
+        RecordType::A,
+        |m| m.metadata.response_code == ResponseCode::NXDomain,
+    );
+    let (code, _) = http_get(ready_port, "/ready").expect("ready answers");
+    assert_eq!(code, 200);
+}
+
+#[test]
+fn the_in_cluster_configuration_and_its_token() {
+    let api = FakeApi::start();
+    populate(&api);
+    let dir = TempDir::new();
+    let sa = dir.0.join("serviceaccount");
+    std::fs::create_dir_all(&sa).unwrap();
+    api.incluster_dir(&sa);
+    let [(hk, hv), (pk, pv)] = api.incluster_env();
+    let sa_dir = sa.display().to_string();
+    let env = [
+        (hk, hv.as_str()),
+        (pk, pv.as_str()),
+        ("RINGDNS_K8S_SERVICEACCOUNT_DIR", sa_dir.as_str()),
+    ];
+    let s = Server::start_with_env(
+        |p| format!(".:{p} {{\n kubernetes cluster.local\n}}\n"),
+        &env,
+    );
+    answer(
+        &ask(s.port, "svc1.testns.svc.cluster.local.", RecordType::A),
+        &["svc1.testns.svc.cluster.local. 5 A 10.0.0.1"],
+    );
+    // Every request carried the service account's token.
+    let reqs = api.requests();
+    assert!(!reqs.is_empty());
+    assert!(
+        reqs.iter()
+            .all(|r| r.authorization.as_deref() == Some("Bearer fake-token")),
+        "{reqs:?}"
+    );
+    // Without the environment, the start fails as CoreDNS's does.
+    let (code, out) = common::run_expect_failure(".:53 {\n kubernetes cluster.local\n}\n");
+    assert_eq!(code, 1);
+    assert!(
+        out.contains("unable to load in-cluster configuration, KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be defined"),
+        "{out}"
+    );
+}
+
+#[test]
+fn an_endpoint_with_a_client_certificate() {
+    let api = FakeApi::with(ApiOptions {
+        tls: true,
+        client_cert: true,
+        token: None,
+    });
+    populate(&api);
+    let dir = TempDir::new();
+    let (cert, key, ca) = api.client_files(&dir.0);
+    let url = api.url();
+    let s = Server::start(move |p| {
+        format!(
+            ".:{p} {{\n kubernetes cluster.local {{\n  endpoint {url}\n  tls {} {} {}\n }}\n}}\n",
+            cert.display(),
+            key.display(),
+            ca.display()
+        )
+    });
+    answer(
+        &ask(s.port, "svc1.testns.svc.cluster.local.", RecordType::A),
+        &["svc1.testns.svc.cluster.local. 5 A 10.0.0.1"],
+    );
+}
+
+#[test]
+fn namespaces_labels_and_the_other_filters() {
+    let api = FakeApi::start();
+    populate(&api);
+    let dir = TempDir::new();
+    // `namespaces`: only testns.
+    let s = start(&api, &dir, "  namespaces testns");
+    negative(
+        &ask(s.port, "svc2.other.svc.cluster.local.", RecordType::A),
+        ResponseCode::NXDomain,
+    );
+    assert_eq!(
+        ask(s.port, "svc1.testns.svc.cluster.local.", RecordType::A)
+            .answers
+            .len(),
+        1
+    );
+    drop(s);
+    // `namespace_labels`: namespaces of team b only.
+    let s = start(&api, &dir, "  namespace_labels team=b");
+    negative(
+        &ask(s.port, "svc1.testns.svc.cluster.local.", RecordType::A),
+        ResponseCode::NXDomain,
+    );
+    assert_eq!(
+        ask(s.port, "svc2.other.svc.cluster.local.", RecordType::A)
+            .answers
+            .len(),
+        1
+    );
+    drop(s);
+    // `labels`: services (and slices) with tier=backend only, selected by the API server.
+    let s = start(&api, &dir, "  labels tier=backend");
+    negative(
+        &ask(s.port, "svc1.testns.svc.cluster.local.", RecordType::A),
+        ResponseCode::NXDomain,
+    );
+    assert_eq!(
+        ask(s.port, "svc2.other.svc.cluster.local.", RecordType::A)
+            .answers
+            .len(),
+        1
+    );
+    assert!(
+        api.requests()
+            .iter()
+            .any(|r| r.path == "/api/v1/services"
+                && r.param("labelSelector") == Some("tier=backend")),
+        "the selector went to the API"
+    );
+    drop(s);
+    // `noendpoints`: no slice watch, headless services answer nothing.
+    let s = start(&api, &dir, "  noendpoints");
+    negative(
+        &ask(s.port, "hdls.testns.svc.cluster.local.", RecordType::A),
+        ResponseCode::NXDomain,
+    );
+    assert_eq!(
+        ask(s.port, "svc1.testns.svc.cluster.local.", RecordType::A)
+            .answers
+            .len(),
+        1
+    );
+    drop(s);
+    // `ignore empty_service`: a ClusterIP service without a ready endpoint is NXDOMAIN.
+    api.apply(
+        service("testns", "empty")
+            .cluster_ips(&["10.0.0.8"])
+            .port("http", "TCP", 80)
+            .build(),
+    );
+    let s = start(&api, &dir, "  ignore empty_service");
+    negative(
+        &ask(s.port, "empty.testns.svc.cluster.local.", RecordType::A),
+        ResponseCode::NXDomain,
+    );
+    assert_eq!(
+        ask(s.port, "svc1.testns.svc.cluster.local.", RecordType::A)
+            .answers
+            .len(),
+        1
+    );
+    drop(s);
+    // `pods verified`: only an address a pod of the namespace has.
+    let s = start(&api, &dir, "  pods verified");
+    assert_eq!(
+        ask(
+            s.port,
+            "172-16-5-5.testns.pod.cluster.local.",
+            RecordType::A
+        )
+        .answers
+        .len(),
+        1
+    );
+    negative(
+        &ask(
+            s.port,
+            "172-16-5-6.testns.pod.cluster.local.",
+            RecordType::A,
+        ),
+        ResponseCode::NXDomain,
+    );
+    negative(
+        &ask(s.port, "172-16-5-5.other.pod.cluster.local.", RecordType::A),
+        ResponseCode::NXDomain,
+    );
+    assert!(
+        api.requests().iter().any(|r| r.path == "/api/v1/pods"),
+        "pods are watched with pods verified"
+    );
+}
+
+#[test]
+fn metrics_of_the_plugin_and_its_client() {
+    let api = FakeApi::start();
+    populate(&api);
+    let dir = TempDir::new();
+    let kc = api.kubeconfig(&dir.0);
+    let metrics = free_port();
+    let mport = metrics.port;
+    drop(metrics);
+    let s = Server::start(move |p| {
+        format!(
+            ".:{p} {{\n prometheus 127.0.0.1:{mport}\n kubernetes cluster.local {{\n  kubeconfig {}\n }}\n}}\n",
+            kc.display()
+        )
+    });
+    // A slice change with a trigger time is a programming duration.
+    api.apply(
+        endpoint_slice("testns", "svc1-x2", "svc1", "IPv4")
+            .endpoint(endpoint(&["172.16.0.2"]))
+            .port("http", "TCP", 8080)
+            .trigger_time(Some("2026-01-01T00:00:00Z"))
+            .build(),
+    );
+    eventually(
+        s.port,
+        "172-16-0-2.svc1.testns.svc.cluster.local.",
+        RecordType::A,
+        |m| m.answers.len() == 1,
+    );
+    let (code, body) = http_get(mport, "/metrics").expect("metrics answer");
+    assert_eq!(code, 200);
+    for want in [
+        "coredns_kubernetes_dns_programming_duration_seconds_bucket{service_kind=\"cluster_ip\"",
+        "coredns_kubernetes_rest_client_requests_total{code=\"200\",method=\"GET\"",
+        "coredns_kubernetes_rest_client_request_duration_seconds_bucket{",
+    ] {
+        assert!(body.contains(want), "no {want} in\n{body}");
+    }
+}
