@@ -914,3 +914,65 @@ fn queries_templates_pass_on_allocate_nothing() {
         "queries passed on by template allocated {total} times"
     );
 }
+
+/// Cluster answers of the kubernetes plugin, from a fake API server of the test's own:
+/// ClusterIP A and AAAA, a headless service's endpoints, SRV with glue, PTR, NODATA and
+/// NXDOMAIN with the SOA: none may allocate (the core's scratch list grows on the first
+/// pass, which allocations_serving does not count).
+#[test]
+fn cluster_answers_from_kubernetes_allocate_nothing() {
+    use ringdns_testkit::kubeapi::FakeApi;
+    use ringdns_testkit::kubeapi::objects::{endpoint, endpoint_slice, namespace, service};
+    let api = FakeApi::start();
+    api.apply(namespace("testns", &[]));
+    api.apply(
+        service("testns", "svc1")
+            .cluster_ips(&["10.0.0.1", "fd00::1"])
+            .port("http", "TCP", 80)
+            .build(),
+    );
+    api.apply(
+        service("testns", "hdls")
+            .headless()
+            .port("http", "TCP", 80)
+            .build(),
+    );
+    api.apply(
+        endpoint_slice("testns", "hdls-1", "hdls", "IPv4")
+            .endpoint(endpoint(&["172.16.1.1"]).hostname("web-0"))
+            .endpoint(endpoint(&["172.16.1.2"]).hostname("web-1"))
+            .port("http", "TCP", 80)
+            .build(),
+    );
+    let dir = std::env::temp_dir().join(format!("ringdns-alloc-k8s-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let kc = api.kubeconfig(&dir);
+    let core = core_for(&format!(
+        ".:53 {{\n kubernetes cluster.local 10.in-addr.arpa {{\n  kubeconfig {}\n }}\n}}\n",
+        kc.display()
+    ));
+    let queries = [
+        common::query(1, "svc1.testns.svc.cluster.local.", 1),
+        common::query(2, "SVC1.testns.svc.Cluster.Local.", 28),
+        common::query_full(3, "hdls.testns.svc.cluster.local.", 1, 1, EDNS),
+        common::query_full(4, "_http._tcp.hdls.testns.svc.cluster.local.", 33, 1, EDNS),
+        common::query(5, "1.0.0.10.in-addr.arpa.", 12),
+        common::query(6, "svc1.testns.svc.cluster.local.", 15),
+        common::query(7, "nope.testns.svc.cluster.local.", 1),
+        common::query(8, "web-1.hdls.testns.svc.cluster.local.", 1),
+    ];
+    // (rcode, answers, additionals; the EDNS queries' OPT counts)
+    let expected = [
+        (0, 1, 0),
+        (0, 1, 0),
+        (0, 2, 1),
+        (0, 2, 3),
+        (0, 1, 0),
+        (0, 0, 0),
+        (3, 0, 0),
+        (0, 1, 0),
+    ];
+    let total = allocations_serving(&core, &queries, check_counts(&expected));
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(total, 0, "kubernetes answers allocated {total} times");
+}
