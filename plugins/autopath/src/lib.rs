@@ -20,10 +20,14 @@
 //!   it came.
 //!
 //! Each element's query and reply live in per-core scratch buffers ([`Scratch`], kept in a
-//! pool: a deferred query holds its own across its waits), so a walk allocates nothing once
-//! warm. `serve_now` walks with the rest of the chain's `serve_now` and gives up (`None`,
-//! the request untouched) at the first element that cannot be answered at once; the inline
-//! `serve` defers at the first element that defers; the deferred pass walks to the end.
+//! pool: a deferred query holds its own across its waits), so a walk answered without
+//! waiting allocates nothing once warm. `serve_now` walks with the rest of the chain's
+//! `serve_now` and gives up (`None`, the request untouched) at the first element that cannot
+//! be answered at once; the inline `serve` polls each element's future once, in place, and
+//! defers at the first element that defers; the deferred pass walks to the end in a boxed
+//! future (one allocation for a query that already waits in a task of its own), so that the
+//! chain's future, built for every query of every block, does not grow by an element's
+//! request (tests/alloc.rs keeps it within 2 KiB).
 
 #![forbid(unsafe_code)]
 
