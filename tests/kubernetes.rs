@@ -653,3 +653,90 @@ fn metrics_of_the_plugin_and_its_client() {
         assert!(body.contains(want), "no {want} in\n{body}");
     }
 }
+
+/// `autopath @kubernetes` with `pods verified`: a query from a pod's address for the first
+/// name of its search path is resolved along the whole path on the server and answered at
+/// once, with the CNAME; a client that is no pod gets the plain answer.
+#[test]
+fn autopath_resolves_a_pods_search_path_in_one_query() {
+    let api = FakeApi::start();
+    populate(&api);
+    // The test's client is 127.0.0.1: make it a pod of `default`.
+    api.apply(pod("default", "client", "127.0.0.1").build());
+    api.apply(
+        service("default", "web")
+            .cluster_ips(&["10.0.1.1"])
+            .port("http", "TCP", 80)
+            .build(),
+    );
+    // The upstream knows outside.test and denies every other name, so that whatever
+    // search domains the host's resolv.conf adds to the path are walked past.
+    let upstream = Server::start(|p| {
+        format!(
+            ".:{p} {{\n template IN A outside.test {{\n  answer \"{{{{ .Name }}}} 3600 IN A 192.0.2.10\"\n }}\n template ANY ANY {{\n  rcode NXDOMAIN\n }}\n}}\n"
+        )
+    });
+    let up = upstream.port;
+    let dir = TempDir::new();
+    let kc = api.kubeconfig(&dir.0);
+    let metrics = free_port();
+    let mport = metrics.port;
+    drop(metrics);
+    let s = Server::start(move |p| {
+        format!(
+            "{{\n workers 1\n}}\n.:{p} {{\n prometheus 127.0.0.1:{mport}\n autopath @kubernetes\n kubernetes cluster.local {{\n  kubeconfig {}\n  pods verified\n }}\n forward . 127.0.0.1:{up}\n}}\n",
+            kc.display()
+        )
+    });
+    let m = ask(
+        s.port,
+        "outside.test.default.svc.cluster.local.",
+        RecordType::A,
+    );
+    assert_eq!(m.metadata.response_code, ResponseCode::NoError, "{m:?}");
+    assert_eq!(
+        lines(&m.answers),
+        [
+            "outside.test. 3600 A 192.0.2.10",
+            "outside.test.default.svc.cluster.local. 3600 CNAME outside.test."
+        ],
+        "{m:?}"
+    );
+    assert_eq!(
+        m.queries[0].name().to_string(),
+        "outside.test.default.svc.cluster.local."
+    );
+    // A name of the pod's own namespace: the first candidate, no CNAME.
+    answer(
+        &ask(s.port, "web.default.svc.cluster.local.", RecordType::A),
+        &["web.default.svc.cluster.local. 5 A 10.0.1.1"],
+    );
+    // A service of another namespace, asked the way a pod's resolver walks to it.
+    let m = ask(
+        s.port,
+        "svc1.testns.default.svc.cluster.local.",
+        RecordType::A,
+    );
+    assert_eq!(
+        lines(&m.answers),
+        [
+            "svc1.testns.default.svc.cluster.local. 5 CNAME svc1.testns.svc.cluster.local.",
+            "svc1.testns.svc.cluster.local. 5 A 10.0.0.1"
+        ],
+        "{m:?}"
+    );
+    let (_, body) = http_get(mport, "/metrics").expect("metrics answer");
+    assert!(
+        body.lines()
+            .any(|l| l.starts_with("coredns_autopath_success_total{") && !l.ends_with(" 0")),
+        "{body}"
+    );
+    // Once the client is no pod, there is no search path: the name as asked.
+    assert!(api.delete("Pod", "default", "client"));
+    eventually(
+        s.port,
+        "outside.test.default.svc.cluster.local.",
+        RecordType::A,
+        |m| m.metadata.response_code == ResponseCode::NXDomain,
+    );
+}
