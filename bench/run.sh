@@ -9,6 +9,8 @@
 # CACHE_NAMES existing names once (unmeasured), then measured on those names looped: all hits.
 # WORKLOAD=auth: authoritative servers (ringdns's file, NSD, Knot) answering from one
 # generated zone (auth_zone.py, auth.sh): names, CNAMEs, wildcards, referrals, NXDOMAIN.
+# WORKLOAD=cluster: ringdns as a cluster's DNS (kubernetes from kubeapi.py, forward to the
+# NSD, cache, loadbalance; cluster.sh): CLUSTER_QUERIES=service|headless|srv|walk|autopath.
 set -euo pipefail
 
 BENCH=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -17,15 +19,18 @@ ROOT=$(dirname "$BENCH")
 source "$BENCH/lib.sh"
 # shellcheck source=auth.sh
 source "$BENCH/auth.sh"
+# shellcheck source=cluster.sh
+source "$BENCH/cluster.sh"
 
 # ---- knobs (environment) --------------------------------------------------------------------
-WORKLOAD=${WORKLOAD:-whoami} # whoami | forward | cache | auth
+WORKLOAD=${WORKLOAD:-whoami} # whoami | forward | cache | auth | cluster
 case $WORKLOAD in
   whoami) DEFAULT_SERVERS="echo ringdns-whoami" DEFAULT_LATENCY=0 ;;
   forward) DEFAULT_SERVERS="echo ringdns-fwd dnsdist-fwd unbound-fwd" DEFAULT_LATENCY=1 ;;
   cache) DEFAULT_SERVERS="echo echo-df ringdns-cache dnsdist-cache unbound-cache" DEFAULT_LATENCY=1 ;;
   auth) DEFAULT_SERVERS="echo ringdns-auth nsd-auth knot-auth" DEFAULT_LATENCY=1 ;;
-  *) echo "run.sh: WORKLOAD must be whoami, forward, cache or auth (got '$WORKLOAD')" >&2; exit 1 ;;
+  cluster) DEFAULT_SERVERS="echo ringdns-cluster" DEFAULT_LATENCY=1 ;;
+  *) echo "run.sh: WORKLOAD must be whoami, forward, cache, auth or cluster (got '$WORKLOAD')" >&2; exit 1 ;;
 esac
 SERVERS=${SERVERS:-$DEFAULT_SERVERS}      # run order within a round; keep echo first
 DURATION=${DURATION:-10}                  # dnsperf -l, seconds per measured run
@@ -89,7 +94,7 @@ if [[ $WORKLOAD != whoami ]]; then
   [[ " $SERVERS " == *" unbound-"* ]] && need unbound unbound
   [[ " $SERVERS " == *" knot-"* ]] && need knotd knot
 fi
-[[ $WORKLOAD == auth ]] && need python3 python3
+[[ $WORKLOAD == auth || $WORKLOAD == cluster ]] && need python3 python3
 stop_services() {
   local svc
   for svc in "$@"; do
@@ -142,6 +147,7 @@ cleanup() {
   [[ -n $DNSPERF_PID ]] && stop_pid "$DNSPERF_PID"
   stop_all
   [[ -n $UPSTREAM_PID ]] && stop_tree "$UPSTREAM_PID"
+  [[ -n $KUBEAPI_PID ]] && stop_pid "$KUBEAPI_PID"
   if ((KEEP)); then note "kept $WORK"; else rm -rf "$WORK"; fi
 }
 trap cleanup EXIT
@@ -167,6 +173,15 @@ elif [[ $WORKLOAD == cache ]]; then
   note "generating bench.test. ($FWD_ZONE_A A names + 45k others + a wildcard, TTL 3600) and $CACHE_NAMES query names"
   fwd_zone "$FWD_ZONE_A" >"$WORK/bench.test.zone"
   fwd_queries "$CACHE_NAMES" >"$QFILE" # h0..h(CACHE_NAMES-1), all A records of the zone
+elif [[ $WORKLOAD == cluster ]]; then
+  case $CLUSTER_QUERIES in
+    service | headless | srv | walk | autopath) ;;
+    *) die "CLUSTER_QUERIES must be service, headless, srv, walk or autopath (got '$CLUSTER_QUERIES')" ;;
+  esac
+  note "generating bench.test. ($FWD_ZONE_A A names) and the cluster's query files ($CLUSTER_SERVICES services, $CLUSTER_HEADLESS headless)"
+  fwd_zone "$FWD_ZONE_A" >"$WORK/bench.test.zone"
+  cluster_files "$WORK" 200000
+  QFILE=$WORK/$CLUSTER_QUERIES.txt WFILE=$QFILE
 elif [[ $WORKLOAD == auth ]]; then
   note "generating bench.test. ($AUTH_NAMES names: A/AAAA, MX, CNAMEs, TXT, wildcards, delegations with glue) and $AUTH_QUERIES queries"
   auth_files "$WORK" "$AUTH_NAMES" "$AUTH_QUERIES"
@@ -182,7 +197,7 @@ pick_servers "${ALL[@]}"
 
 # ---- forward, cache: the upstream, one NSD for the whole run ---------------------------------
 # Not counted: only the forwarder's own CPU time is. Its CPU time is shown as up_us/q.
-if [[ $WORKLOAD == forward || $WORKLOAD == cache ]]; then
+if [[ $WORKLOAD == forward || $WORKLOAD == cache || $WORKLOAD == cluster ]]; then
   ! port_answers "$UPSTREAM_PORT" || die "something already answers on 127.0.0.1:$UPSTREAM_PORT (set UPSTREAM_PORT)"
   SRV_CMD=()
   nsd_cmd "$UPSTREAM_PORT" "$WORK"
@@ -194,6 +209,10 @@ if [[ $WORKLOAD == forward || $WORKLOAD == cache ]]; then
     die "NSD did not answer ready.bench.test on 127.0.0.1:$UPSTREAM_PORT"
   fi
   mapfile -t UPSTREAM_TREE < <(proc_tree "$UPSTREAM_PID")
+fi
+if [[ $WORKLOAD == cluster ]]; then
+  note "starting kubeapi.py on 127.0.0.1:$KUBEAPI_PORT, CPU $CLIENT_CPU"
+  cluster_api_start "$WORK" || die "kubeapi.py did not start; see $WORK/kubeapi.log (KEEP=1)"
 fi
 
 # measure NAME PORT ROUND -> one TSV line on stdout:
@@ -299,6 +318,8 @@ elif [[ $WORKLOAD == cache ]]; then
   echo "# upstream: NSD $(nsd -v 2>&1 | awk '/^NSD version/ { print $3; exit }') on 127.0.0.1:$UPSTREAM_PORT, CPU $UPSTREAM_CPU, bench.test. with $FWD_ZONE_A A names (TTL 3600), 45k others and a wildcard; $CACHE_NAMES existing names, each asked once before the warm-up (cache fill), then looped: every measured query a cache hit"
 elif [[ $WORKLOAD == auth ]]; then
   echo "# zone bench.test.: $(grep -vc '^\$' "$AUTH_ZONE") records from $AUTH_NAMES names (auth_zone.py); $MEASURED_NAMES queries looped: 45 % existing names, 15 % CNAMEs, 15 % wildcard expansions, 15 % referrals, 10 % NXDOMAIN${NAMES[*]:+; $(for n in "${NAMES[@]}"; do case $n in nsd-*) printf 'NSD %s ' "$(nsd -v 2>&1 | awk '/^NSD version/ { print $3; exit }')" ;; knot-*) printf 'Knot %s ' "$(knotd -V 2>&1 | awk '{ print $NF; exit }')" ;; esac; done)}"
+elif [[ $WORKLOAD == cluster ]]; then
+  echo "# cluster: $CLUSTER_SERVICES services, $CLUSTER_HEADLESS headless (4 endpoints), listed from kubeapi.py; queries: $CLUSTER_QUERIES ($MEASURED_NAMES lines, looped); resolved names per query: $(cluster_names_per_query) (us per resolved name = us/q / that); outside names forwarded to NSD $(nsd -v 2>&1 | awk '/^NSD version/ { print $3; exit }') on 127.0.0.1:$UPSTREAM_PORT, cache 30 in front"
 else
   echo "# $QUERIES names, looped"
 fi
