@@ -53,6 +53,7 @@ CLIENT_CPU=${CLIENT_CPU:-0}
 UPSTREAM_CPU=${UPSTREAM_CPU:-$CLIENT_CPU} # forward: the NSD's CPU (with dnsperf; see README)
 BASE_PORT=${BASE_PORT:-5350} # server i (0-based in SERVERS) listens on BASE_PORT+i
 UPSTREAM_PORT=${UPSTREAM_PORT:-$((BASE_PORT + 49))} # forward: the NSD
+KUBEAPI_PORT=${KUBEAPI_PORT:-$((BASE_PORT + 48))}  # cluster: kubeapi.py
 BUILD=${BUILD:-1}            # 0: use existing binaries
 KEEP=${KEEP:-0}              # 1: keep the work dir (dnsperf reports, server logs)
 ECHO_BATCH=${ECHO_BATCH:-32}
