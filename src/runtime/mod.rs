@@ -14,6 +14,7 @@ pub mod stop;
 pub mod swap;
 mod tcp;
 mod udp;
+mod uring;
 mod worker;
 
 use crate::config::hash::Digest;
@@ -93,6 +94,7 @@ pub fn run(config: Config, digest: Digest, source: Source, quiet: bool) -> Resul
     if let Some(raised) = memlock::ensure()? {
         crate::info!("{raised}");
     }
+    uring::check()?;
     let cpus = choose_cpus(&config.tuning)?;
     let keys = reload::listener_keys(&config);
     let addrs: Vec<_> = keys.iter().map(|k| k.1).collect();
