@@ -469,3 +469,62 @@ fn a_refused_io_uring_stops_the_start_with_the_reason() {
         );
     }
 }
+
+/// The node-local Corefile with its placeholders filled for loopback: the cache on
+/// 127.0.0.1:`port`, the cluster's names and the rest to the stub, health and metrics on
+/// ports of their own. Its `loop` lines are left out until the loop plugin is on main.
+fn nodelocal_for_test(port: u16, stub: u16, health: u16, metrics: u16) -> String {
+    let d = docs("deploy/kubernetes/nodelocal.yaml");
+    s(&find(&d, "ConfigMap", "ringdns-node-local")["data"]["Corefile"])
+        .lines()
+        .filter(|l| l.trim() != "loop")
+        .map(|l| format!("{l}\n"))
+        .collect::<String>()
+        .replace(
+            "__PILLAR__LOCAL__DNS__:8080",
+            &format!("127.0.0.1:{health}"),
+        )
+        .replace("__PILLAR__LOCAL__DNS__", "127.0.0.1")
+        .replace("__PILLAR__DNS__DOMAIN__", "cluster.local")
+        .replace("__PILLAR__CLUSTER__DNS__", &format!("127.0.0.1:{stub}"))
+        .replace(
+            "forward . /etc/resolv.conf",
+            &format!("forward . 127.0.0.1:{stub}"),
+        )
+        .replace(":53 {", &format!(":{port} {{"))
+        .replace(
+            "prometheus :9253",
+            &format!("prometheus 127.0.0.1:{metrics}"),
+        )
+}
+
+#[test]
+fn the_node_local_corefile_serves_through_its_upstreams() {
+    use common::authority::{ARecord, Authority, Zone};
+    let stub = Authority::start(Zone {
+        records: vec![ARecord {
+            name: "up.test.".into(),
+            ttl: 60,
+            addr: [192, 0, 2, 1],
+        }],
+        soa_ttl: 60,
+        soa_minimum: 60,
+        ..Default::default()
+    });
+    let (health, metrics) = (free_port(), free_port());
+    let server = common::Server::start(|port| {
+        nodelocal_for_test(port, stub.port, health.port, metrics.port)
+    });
+    let port = server.addr().port();
+    // The `.` block forwards over UDP; a name under cluster.local goes over TCP (force_tcp).
+    let reply = common::ask(port, &common::query(1, "up.test.", 1));
+    assert_eq!(reply.answers.len(), 1, "{}", server.stderr());
+    common::ask(port, &common::query(2, "svc.cluster.local.", 1));
+    assert!(stub.count("svc.cluster.local.") >= 1, "{}", server.stderr());
+    assert_eq!(
+        common::http_get(health.port, "/health").map(|r| r.0),
+        Some(200)
+    );
+    let text = common::metrics::scrape(metrics.port);
+    assert!(text.contains("coredns_dns_requests_total"), "{text}");
+}
