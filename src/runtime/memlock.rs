@@ -48,7 +48,11 @@ fn check(
              executors (glommio) need at least {} ({NEEDED} bytes). Raise it where ringdns is \
              started: `ulimit -l {}` (or unlimited) in its shell, `LimitMEMLOCK={}K` (or infinity) \
              in its systemd unit, `--ulimit memlock={NEEDED}:{NEEDED}` with docker or podman, or \
-             `memlock` in /etc/security/limits.conf for login sessions",
+             `memlock` in /etc/security/limits.conf for login sessions. In Kubernetes a \
+             container gets the limit the node's container runtime runs with (a pod cannot \
+             set it): raise `LimitMEMLOCK=` in the runtime's systemd unit (containerd.service, \
+             crio.service) and restart it, or run the container as root with the capability \
+             SYS_RESOURCE so that ringdns raises it itself",
             kib(soft),
             kib(NEEDED),
             NEEDED >> 10,
@@ -95,6 +99,9 @@ mod tests {
             "{refused}"
         );
         for how in [
+            "In Kubernetes",
+            "LimitMEMLOCK=` in the runtime's systemd unit",
+            "SYS_RESOURCE",
             "ulimit -l 512",
             "LimitMEMLOCK=512K",
             "--ulimit memlock=524288:524288",

@@ -2,6 +2,7 @@
 //! sockets, chains and state; signals; reload; graceful stop.
 
 pub mod core;
+mod cpu_quota;
 pub mod http;
 mod memlock;
 pub mod memory;
@@ -14,6 +15,7 @@ pub mod stop;
 pub mod swap;
 mod tcp;
 mod udp;
+mod uring;
 mod worker;
 
 use crate::config::hash::Digest;
@@ -33,8 +35,17 @@ pub(crate) const DRAIN: Duration = Duration::from_secs(6);
 const STOP_POLL: Duration = Duration::from_millis(50);
 
 /// The CPUs to serve on: the tuning's `cpus`, else the process affinity mask, cut to
-/// `workers` when given.
+/// `workers` when given; without either, cut to the cgroup's CPU quota (`cpu_quota`), so
+/// that a container limited to 2 CPUs on a 64-CPU host runs 2 cores, not 64 throttled ones.
 pub fn choose_cpus(t: &crate::config::Tuning) -> Result<Vec<usize>, String> {
+    choose_cpus_within(t, cpu_quota::cpus())
+}
+
+/// [`choose_cpus`] with the quota, in whole CPUs, given.
+fn choose_cpus_within(
+    t: &crate::config::Tuning,
+    quota: Option<usize>,
+) -> Result<Vec<usize>, String> {
     let mask: Vec<usize> = match &t.cpus {
         Some(c) => c.clone(),
         None => core_affinity::get_core_ids()
@@ -46,7 +57,13 @@ pub fn choose_cpus(t: &crate::config::Tuning) -> Result<Vec<usize>, String> {
     if mask.is_empty() {
         return Err("no CPU to run on".into());
     }
-    let workers = t.workers.unwrap_or(mask.len());
+    let quota = match t.cpus {
+        Some(_) => None,
+        None => quota,
+    };
+    let workers = t
+        .workers
+        .unwrap_or_else(|| quota.map_or(mask.len(), |q| q.clamp(1, mask.len())));
     Ok((0..workers).map(|i| mask[i % mask.len()]).collect())
 }
 
@@ -93,7 +110,18 @@ pub fn run(config: Config, digest: Digest, source: Source, quiet: bool) -> Resul
     if let Some(raised) = memlock::ensure()? {
         crate::info!("{raised}");
     }
-    let cpus = choose_cpus(&config.tuning)?;
+    uring::check()?;
+    let quota = cpu_quota::cpus();
+    let cpus = choose_cpus_within(&config.tuning, quota)?;
+    if let Some(q) = quota
+        && config.tuning.workers.is_none()
+        && config.tuning.cpus.is_none()
+    {
+        crate::info!(
+            "CPU quota of the cgroup: {q} CPUs; serving on {} cores",
+            cpus.len()
+        );
+    }
     let keys = reload::listener_keys(&config);
     let addrs: Vec<_> = keys.iter().map(|k| k.1).collect();
     let mut sockets = sockets::open_all(&addrs, cpus.len(), &config.tuning)
@@ -298,6 +326,32 @@ mod tests {
             ..Tuning::default()
         };
         assert_eq!(choose_cpus(&t).unwrap(), vec![all[0]]);
+    }
+
+    #[test]
+    fn the_cgroup_quota_cuts_the_default_but_not_an_explicit_setting() {
+        let all = choose_cpus_within(&Tuning::default(), None).unwrap();
+        let one = choose_cpus_within(&Tuning::default(), Some(1)).unwrap();
+        assert_eq!(one, vec![all[0]]);
+        // A quota above the CPUs there are changes nothing.
+        let many = choose_cpus_within(&Tuning::default(), Some(all.len() + 8)).unwrap();
+        assert_eq!(many, all);
+        let t = Tuning {
+            cpus: Some(vec![0, 1, 2, 3]),
+            ..Tuning::default()
+        };
+        assert_eq!(choose_cpus_within(&t, Some(1)).unwrap(), vec![0, 1, 2, 3]);
+        let t = Tuning {
+            workers: Some(3),
+            cpus: Some(vec![0, 1]),
+            ..Tuning::default()
+        };
+        assert_eq!(choose_cpus_within(&t, Some(1)).unwrap(), vec![0, 1, 0]);
+        let t = Tuning {
+            workers: Some(2),
+            ..Tuning::default()
+        };
+        assert_eq!(choose_cpus_within(&t, Some(1)).unwrap().len(), 2);
     }
 
     /// Runs the future `make` builds on an executor of its own thread with preemption period
