@@ -387,15 +387,16 @@ fn the_kubeadm_corefile_for_tests_differs_in_its_port_and_upstream_only() {
     );
 }
 
-// The lead turns this on with the kubernetes plugin (loop and loadbalance land with it):
-// then give the server the test API server (in-cluster environment: FakeApi's address,
-// token and CA) and add the checks of plan §7 (ready after sync, service/SRV/pod/PTR
-// answers, a PTR outside the cluster through to the stub, loop disabled after its probe,
-// FakeApi::requests() within CLUSTER_ROLE). health :8080, ready :8181 and prometheus :9153
-// keep kubeadm's fixed ports: no other test may use them.
+/// kubeadm's Corefile, changed only in its port and upstream, against the test API server
+/// through the in-cluster configuration (its environment, token and CA): ready after the
+/// sync, the cluster's answers, a PTR outside the cluster through to the stub, loop quiet
+/// after its probe, and every request the plugin made allowed by the manifest's ClusterRole
+/// (and every rule of the role used). health :8080, ready :8181 and prometheus :9153 keep
+/// kubeadm's fixed ports: no other test may use them.
 #[test]
-#[ignore = "needs the kubernetes plugin (lead)"]
 fn kubeadms_corefile_starts_with_only_its_port_and_upstream_changed() {
+    use ringdns_testkit::kubeapi::FakeApi;
+    use ringdns_testkit::kubeapi::objects::{endpoint, endpoint_slice, namespace, service};
     let stub = common::authority::Authority::start(common::authority::Zone {
         records: vec![common::authority::ARecord {
             name: "up.test.".into(),
@@ -406,15 +407,110 @@ fn kubeadms_corefile_starts_with_only_its_port_and_upstream_changed() {
         soa_minimum: 60,
         ..Default::default()
     });
-    let server = common::Server::start(|port| kubeadm_for_test(port, stub.port));
-    // An outside name goes through forward to the loopback stub.
-    let reply = common::ask(server.addr().port(), &common::query(1, "up.test.", 1));
-    assert_eq!(reply.answers.len(), 1, "{}", server.stderr());
+    let api = FakeApi::start();
+    for ns in ["default", "kube-system"] {
+        api.apply(namespace(ns, &[]));
+    }
+    api.apply(
+        service("kube-system", "kube-dns")
+            .cluster_ips(&["10.96.0.10"])
+            .port("dns", "UDP", 53)
+            .port("dns-tcp", "TCP", 53)
+            .build(),
+    );
+    api.apply(
+        endpoint_slice("kube-system", "kube-dns-x1", "kube-dns", "IPv4")
+            .endpoint(endpoint(&["10.244.0.5"]).target_pod("ringdns-abc"))
+            .port("dns", "UDP", 53)
+            .build(),
+    );
+    let dir = TempDir::new();
+    api.incluster_dir(&dir.0);
+    let [(hk, hv), (pk, pv)] = api.incluster_env();
+    let sa = dir.0.display().to_string();
+    let env = [
+        (hk, hv.as_str()),
+        (pk, pv.as_str()),
+        ("RINGDNS_K8S_SERVICEACCOUNT_DIR", sa.as_str()),
+    ];
+    let server = common::Server::start_with_env(|port| kubeadm_for_test(port, stub.port), &env);
+    let port = server.addr().port();
+    assert_eq!(
+        common::http_get(8181, "/ready").map(|r| r.0),
+        Some(200),
+        "ready"
+    );
     assert_eq!(
         common::http_get(8080, "/health").map(|r| r.0),
         Some(200),
         "health"
     );
+    // The cluster's names (ttl 30, pods insecure), a cluster IP's PTR.
+    let a = common::ask(
+        port,
+        &common::query(1, "kube-dns.kube-system.svc.cluster.local.", 1),
+    );
+    assert_eq!(a.answers.len(), 1, "{a:?}");
+    assert_eq!(a.answers[0].ttl, 30);
+    let srv = common::ask(
+        port,
+        &common::query(2, "_dns._udp.kube-dns.kube-system.svc.cluster.local.", 33),
+    );
+    assert_eq!(srv.answers.len(), 1, "{srv:?}");
+    let pod = common::ask(
+        port,
+        &common::query(3, "10-244-0-9.default.pod.cluster.local.", 1),
+    );
+    assert_eq!(pod.answers.len(), 1, "{pod:?}");
+    let ptr = common::ask(port, &common::query(4, "10.0.96.10.in-addr.arpa.", 12));
+    assert_eq!(ptr.answers.len(), 1, "{ptr:?}");
+    // An address outside the cluster falls through to forward: the stub's answer, not the
+    // plugin's NXDOMAIN for in-addr.arpa.
+    let before = stub.count("1.2.0.192.in-addr.arpa.");
+    let out = common::ask(port, &common::query(5, "1.2.0.192.in-addr.arpa.", 12));
+    assert_eq!(stub.count("1.2.0.192.in-addr.arpa."), before + 1, "{out:?}");
+    // An outside name goes through forward to the loopback stub.
+    let reply = common::ask(port, &common::query(6, "up.test.", 1));
+    assert_eq!(reply.answers.len(), 1, "{}", server.stderr());
+    // loop's probe came back once and the server went on.
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(!server.stdout().contains("Loop ("), "{}", server.stdout());
+    assert_eq!(
+        common::ask(port, &common::query(7, "up.test.", 1))
+            .answers
+            .len(),
+        1
+    );
+    // Every request is a list or a watch of a resource the role grants, and each rule
+    // was used.
+    let resource = |path: &str| -> Option<(&'static str, &'static str)> {
+        Some(match path {
+            "/api/v1/services" => ("", "services"),
+            "/api/v1/pods" => ("", "pods"),
+            "/api/v1/namespaces" => ("", "namespaces"),
+            "/apis/discovery.k8s.io/v1/endpointslices" => ("discovery.k8s.io", "endpointslices"),
+            _ => return None,
+        })
+    };
+    let mut used = BTreeSet::new();
+    for r in api.requests() {
+        let (group, res) = resource(&r.path).unwrap_or_else(|| panic!("unexpected request {r:?}"));
+        let verb = if r.is_watch() { "watch" } else { "list" };
+        let rule = CLUSTER_ROLE
+            .iter()
+            .find(|(g, n, _)| *g == group && *n == res)
+            .unwrap_or_else(|| panic!("{res} is not in the ClusterRole"));
+        assert!(rule.2.contains(&verb), "{verb} {res} is not granted");
+        used.insert((group, res, verb));
+    }
+    // pods are watched only with `pods verified` (or autopath): kubeadm's Corefile has
+    // `pods insecure`, so every rule but the pods' is used here; tests/kubernetes.rs
+    // shows the pods watch.
+    for (g, r, verbs) in CLUSTER_ROLE.iter().filter(|(_, r, _)| *r != "pods") {
+        for v in *verbs {
+            assert!(used.contains(&(*g, *r, *v)), "{v} {r} never used: {used:?}");
+        }
+    }
 }
 
 #[test]
@@ -472,14 +568,10 @@ fn a_refused_io_uring_stops_the_start_with_the_reason() {
 
 /// The node-local Corefile with its placeholders filled for loopback: the cache on
 /// 127.0.0.1:`port`, the cluster's names and the rest to the stub, health and metrics on
-/// ports of their own. Its `loop` lines are left out until the loop plugin is on main.
+/// ports of their own.
 fn nodelocal_for_test(port: u16, stub: u16, health: u16, metrics: u16) -> String {
     let d = docs("deploy/kubernetes/nodelocal.yaml");
     s(&find(&d, "ConfigMap", "ringdns-node-local")["data"]["Corefile"])
-        .lines()
-        .filter(|l| l.trim() != "loop")
-        .map(|l| format!("{l}\n"))
-        .collect::<String>()
         .replace(
             "__PILLAR__LOCAL__DNS__:8080",
             &format!("127.0.0.1:{health}"),
