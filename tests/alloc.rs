@@ -625,6 +625,9 @@ fn a_hit_answered_at_once_is_the_hit_the_chains_future_gives() {
 /// stream exchanges, 3 KB before cache stopped keeping the lower-cased name across its awaits
 /// and a second copy of the rest of the chain in serve_stale's verify, 2.1 KB before
 /// `next_or_failure` and the zone plugins' `serve` stopped being `async fn`s; keep it small.
+/// Each serving plugin in the chain type wraps the rest in its `ServeFuture` layer (a tag and
+/// padding): with loadbalance, loop, kubernetes and autopath (issue 16) it was 2064 bytes,
+/// and the bound went from 2048 to 2112 to leave room for k8s_external's layer.
 #[test]
 fn the_chain_future_stays_small() {
     let core = core_for(
@@ -661,7 +664,7 @@ fn the_chain_future_stays_small() {
     let fut = core.blocks[0].chain.serve(&mut req);
     let size = std::mem::size_of_val(&fut);
     drop(fut);
-    assert!(size <= 2048, "the chain's future is {size} bytes");
+    assert!(size <= 2112, "the chain's future is {size} bytes");
 }
 
 /// Cache hits behind rrl with allowances no test reaches: every hit is accounted (a request
