@@ -1,7 +1,7 @@
 //! The client against testkit's fake API server over real sockets on loopback.
 
 use ringdns_kubeclient::{ApiConfig, Event, TlsFiles, Tuning, Watch, spawn_reflector};
-use ringdns_testkit::kubeapi::{ApiRequest, FakeApi, Options, objects};
+use ringdns_testkit::kubeapi::{ApiRequest, FakeApi, FakeApiOptions, objects};
 use serde_json::Value;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -555,10 +555,10 @@ fn kubeconfig_context_argument() {
 
 #[test]
 fn client_certificate_required() {
-    let api = FakeApi::with(Options {
-        client_cert: true,
+    let api = FakeApi::with(FakeApiOptions {
+        client_auth: true,
         token: None,
-        ..Options::default()
+        ..FakeApiOptions::default()
     });
     api.apply(objects::pod("default", "p1", "10.1.0.5").build());
     api.apply(
@@ -567,7 +567,7 @@ fn client_certificate_required() {
             .build(),
     );
     let dir = tempdir("clientcert");
-    let (cert, key, ca) = api.client_files(&dir);
+    let (cert, key, ca) = api.client_cert_files(&dir);
     let cfg = ApiConfig::from_endpoint(
         &api.url(),
         Some(TlsFiles {
@@ -612,10 +612,10 @@ fn client_certificate_required() {
 
 #[test]
 fn endpoint_http() {
-    let api = FakeApi::with(Options {
+    let api = FakeApi::with(FakeApiOptions {
         tls: false,
         token: None,
-        ..Options::default()
+        ..FakeApiOptions::default()
     });
     api.apply(
         objects::endpoint_slice("default", "web-abc", "web", "IPv4")

@@ -38,7 +38,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// The token a server started with [`Options::default`] accepts.
+/// The token a server started with [`FakeApiOptions::default`] accepts.
 pub const DEFAULT_TOKEN: &str = "fake-token";
 
 /// The collections served: path, kind, list kind, apiVersion.
@@ -60,20 +60,20 @@ fn collection_of_kind(kind: &str) -> Option<&'static str> {
 
 /// How the server is started.
 #[derive(Debug, Clone)]
-pub struct Options {
+pub struct FakeApiOptions {
     /// https (true, the default) or plain http (what `kubectl proxy` serves).
     pub tls: bool,
     /// Require a client certificate signed by the server's CA (https only).
-    pub client_cert: bool,
+    pub client_auth: bool,
     /// The bearer token required; `None` accepts requests without one.
     pub token: Option<String>,
 }
 
-impl Default for Options {
+impl Default for FakeApiOptions {
     fn default() -> Self {
-        Options {
+        FakeApiOptions {
             tls: true,
-            client_cert: false,
+            client_auth: false,
             token: Some(DEFAULT_TOKEN.to_string()),
         }
     }
@@ -138,6 +138,8 @@ struct State {
     compact_on_page: Option<u32>,
     pages: u32,
     close_gen: u64,
+    drop_gen: u64,
+    bookmark_every: Option<Duration>,
     expire_gen: u64,
     bookmark_gen: u64,
     watchers: HashMap<String, usize>,
@@ -161,22 +163,22 @@ pub struct FakeApi {
     shared: Arc<Shared>,
     addr: SocketAddr,
     pki: Pki,
-    opts: Options,
+    opts: FakeApiOptions,
     acceptor: Option<JoinHandle<()>>,
 }
 
 impl FakeApi {
     /// An https server with a token, on 127.0.0.1.
     pub fn start() -> FakeApi {
-        FakeApi::with(Options::default())
+        FakeApi::with(FakeApiOptions::default())
     }
 
     /// A server as `opts` says, on 127.0.0.1 (port chosen by the kernel).
-    pub fn with(opts: Options) -> FakeApi {
+    pub fn with(opts: FakeApiOptions) -> FakeApi {
         let pki = Pki::generate();
         let tls = opts
             .tls
-            .then(|| Arc::new(server_config(&pki, opts.client_cert)));
+            .then(|| Arc::new(server_config(&pki, opts.client_auth)));
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
         let addr = listener.local_addr().expect("local addr");
         let shared = Arc::new(Shared {
@@ -225,6 +227,11 @@ impl FakeApi {
         format!("{scheme}://{}", self.addr)
     }
 
+    /// The CA certificate (PEM) clients must trust.
+    pub fn ca_pem(&self) -> &str {
+        &self.pki.ca_pem
+    }
+
     /// The certificates of this server.
     pub fn pki(&self) -> &Pki {
         &self.pki
@@ -232,7 +239,7 @@ impl FakeApi {
 
     /// Writes ca.crt, client.crt and client.key into `dir`; their paths (cert, key, ca),
     /// for CoreDNS's `tls CERT KEY CACERT`.
-    pub fn client_files(&self, dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
+    pub fn client_cert_files(&self, dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
         let (c, k, ca) = (
             dir.join("client.crt"),
             dir.join("client.key"),
@@ -256,7 +263,7 @@ impl FakeApi {
         if let Some(t) = &self.shared.lock().token {
             let _ = writeln!(user, "    token: {t}");
         }
-        if self.opts.client_cert {
+        if self.opts.client_auth {
             let _ = writeln!(
                 user,
                 "    client-certificate-data: {}",
@@ -429,6 +436,18 @@ impl FakeApi {
         self.change(|s| s.close_gen += 1);
     }
 
+    /// Cuts every open watch's TCP connection without the terminating chunk (the client
+    /// sees the body end early, an error).
+    pub fn drop_watches(&self) {
+        self.change(|s| s.drop_gen += 1);
+    }
+
+    /// Watches that allowed bookmarks also get one every `every` (`None`: only on
+    /// [`FakeApi::bookmark`]).
+    pub fn bookmark_every(&self, every: Option<Duration>) {
+        self.change(|s| s.bookmark_every = every);
+    }
+
     /// Sends a BOOKMARK with the current resourceVersion on every watch that allowed them.
     pub fn bookmark(&self) {
         self.change(|s| s.bookmark_gen += 1);
@@ -511,7 +530,7 @@ fn base64(b: &[u8]) -> String {
     out
 }
 
-fn server_config(pki: &Pki, client_cert: bool) -> ServerConfig {
+fn server_config(pki: &Pki, client_auth: bool) -> ServerConfig {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let chain: Vec<CertificateDer<'static>> =
         CertificateDer::pem_slice_iter(pki.server_cert_pem.as_bytes())
@@ -521,7 +540,7 @@ fn server_config(pki: &Pki, client_cert: bool) -> ServerConfig {
     let b = ServerConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
         .expect("protocol versions");
-    let b = if client_cert {
+    let b = if client_auth {
         let mut roots = RootCertStore::empty();
         for c in CertificateDer::pem_slice_iter(pki.ca_pem.as_bytes()) {
             roots.add(c.expect("ca")).expect("add ca");
@@ -773,7 +792,7 @@ struct WatchReq {
     timeout: Duration,
     /// The knobs' generations when the request came, so a knob used after the request
     /// was logged applies to it.
-    gens: (u64, u64, u64),
+    gens: (u64, u64, u64, u64),
 }
 
 fn decide(
@@ -862,7 +881,7 @@ fn decide(
             fields,
             bookmarks: req.param("allowWatchBookmarks") == Some("true"),
             timeout: Duration::from_secs(timeout),
-            gens: (s.close_gen, s.expire_gen, s.bookmark_gen),
+            gens: (s.close_gen, s.expire_gen, s.bookmark_gen, s.drop_gen),
         }));
     }
     // A list page.
@@ -957,14 +976,13 @@ fn watch(mut conn: Conn, shared: &Shared, w: WatchReq) -> io::Result<()> {
             b"HTTP/1.1 200 OK\r\nAudit-Id: fake\r\nCache-Control: no-cache, private\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n",
         )
         .and_then(|_| conn.flush());
-    let (close_gen, expire_gen, mut bookmark_gen) = w.gens;
+    let (close_gen, expire_gen, mut bookmark_gen, drop_gen) = w.gens;
     let r = r.and_then(|_| {
         watch_loop(
             &mut conn,
             shared,
             &w,
-            close_gen,
-            expire_gen,
+            (close_gen, expire_gen, drop_gen),
             &mut bookmark_gen,
         )
     });
@@ -975,22 +993,30 @@ fn watch(mut conn: Conn, shared: &Shared, w: WatchReq) -> io::Result<()> {
         }
     }
     shared.changed.notify_all();
-    if r.is_ok() {
-        let _ = conn.write_all(b"0\r\n\r\n").and_then(|_| conn.flush());
+    match r {
+        Ok(true) => {
+            let _ = conn.write_all(b"0\r\n\r\n").and_then(|_| conn.flush());
+            conn.close();
+        }
+        // Dropped: no terminating chunk, no close_notify.
+        Ok(false) => {
+            let _ = conn.tcp().shutdown(std::net::Shutdown::Both);
+        }
+        Err(_) => conn.close(),
     }
-    conn.close();
-    r
+    r.map(|_| ())
 }
 
+/// Streams events until the watch ends: Ok(true) cleanly, Ok(false) when dropped.
 fn watch_loop(
     conn: &mut Conn,
     shared: &Shared,
     w: &WatchReq,
-    close_gen: u64,
-    expire_gen: u64,
+    (close_gen, expire_gen, drop_gen): (u64, u64, u64),
     bookmark_gen: &mut u64,
-) -> io::Result<()> {
+) -> io::Result<bool> {
     let started = Instant::now();
+    let mut last_bookmark = Instant::now();
     let mut cursor = w.from;
     let mut pending: Vec<Vec<u8>> = w.initial.iter().map(|o| event_line("ADDED", o)).collect();
     let wanted = |o: &Value| w.labels.matches(o) && w.fields.matches(o);
@@ -998,8 +1024,11 @@ fn watch_loop(
         let (split, coalesce) = {
             let mut s = shared.lock();
             loop {
+                if s.drop_gen != drop_gen {
+                    return Ok(false);
+                }
                 if shared.stop.load(Ordering::Relaxed) || s.close_gen != close_gen {
-                    return Ok(());
+                    return Ok(true);
                 }
                 if s.expire_gen != expire_gen || cursor < s.floor {
                     let msg = format!("too old resource version: {cursor} ({})", s.rv);
@@ -1007,7 +1036,7 @@ fn watch_loop(
                     let split = s.split;
                     drop(s);
                     write_chunks(conn, &line, split)?;
-                    return Ok(());
+                    return Ok(true);
                 }
                 if !s.frozen {
                     for c in s.log.iter().filter(|c| c.rv > cursor && c.path == w.path) {
@@ -1027,8 +1056,12 @@ fn watch_loop(
                     }
                     cursor = s.rv.max(cursor);
                 }
-                if s.bookmark_gen != *bookmark_gen {
+                let due = s
+                    .bookmark_every
+                    .is_some_and(|e| last_bookmark.elapsed() >= e);
+                if s.bookmark_gen != *bookmark_gen || due {
                     *bookmark_gen = s.bookmark_gen;
+                    last_bookmark = Instant::now();
                     if w.bookmarks && !s.frozen {
                         let obj = json!({"kind": w.kind, "apiVersion": w.api_version,
                                          "metadata": {"resourceVersion": cursor.to_string()}});
@@ -1039,7 +1072,7 @@ fn watch_loop(
                     break (s.split, s.coalesce);
                 }
                 if started.elapsed() >= w.timeout {
-                    return Ok(());
+                    return Ok(true);
                 }
                 drop(s);
                 if conn.client_gone() {
@@ -1068,14 +1101,4 @@ fn watch_loop(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn pct_and_base64() {
-        assert_eq!(pct_decode("a+b%2C%21c%3D%zz%4"), "a b,!c=%zz%4");
-        assert_eq!(base64(b"admin:s3cret"), "YWRtaW46czNjcmV0");
-        assert_eq!(base64(b"ab"), "YWI=");
-        assert_eq!(base64(b"a"), "YQ==");
-    }
-}
+mod tests;
