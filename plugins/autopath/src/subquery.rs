@@ -99,6 +99,30 @@ mod tests {
     }
 
     #[test]
+    fn a_record_pointing_into_the_old_question_keeps_its_name() {
+        // A NOTIFY-like query whose answer's owner is a pointer to the question name.
+        let mut p = vec![0, 7, 0x20, 0, 0, 1, 0, 1, 0, 0, 0, 0];
+        p.extend(wire_name("a.example.org."));
+        p.extend([0, 6, 0, 1]);
+        p.extend([0xC0, 12, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, 10, 0, 0, 1]);
+        let q = Query::parse(&p).unwrap();
+        let (mut out, mut o, mut r) = (Vec::new(), Vec::new(), Vec::new());
+        assert!(write(
+            &q,
+            &wire_name("a.")[..2],
+            &wire_name("svc.test."),
+            &mut out,
+            &mut o,
+            &mut r
+        ));
+        let rs: Vec<_> = records(&out).unwrap().map(Result::unwrap).collect();
+        assert_eq!(rs.len(), 1);
+        assert_eq!(&out[rs[0].owner.clone()], &wire_name("a.example.org.")[..]);
+        assert_eq!(&out[rs[0].rdata.clone()], &[10, 0, 0, 1]);
+        assert_eq!(Header::new(&out).ancount(), 1);
+    }
+
+    #[test]
     fn a_name_over_255_bytes_is_not_written() {
         let p = query();
         let q = Query::parse(&p).unwrap();
