@@ -14,7 +14,7 @@ use common::{Server, TempDir, free_port, http_get, tcp_exchange, udp_exchange};
 use hickory_proto::op::{Message, MessageType, OpCode, Query, ResponseCode};
 use hickory_proto::rr::{Name, RData, RecordType};
 use ringdns_testkit::kubeapi::objects::{endpoint, endpoint_slice, namespace, pod, service};
-use ringdns_testkit::kubeapi::{FakeApi, Options as ApiOptions};
+use ringdns_testkit::kubeapi::{FakeApi, FakeApiOptions as ApiOptions};
 use std::time::{Duration, Instant};
 
 fn packet(id: u16, name: &str, rtype: RecordType) -> Vec<u8> {
@@ -480,12 +480,12 @@ fn the_in_cluster_configuration_and_its_token() {
 fn an_endpoint_with_a_client_certificate() {
     let api = FakeApi::with(ApiOptions {
         tls: true,
-        client_cert: true,
+        client_auth: true,
         token: None,
     });
     populate(&api);
     let dir = TempDir::new();
-    let (cert, key, ca) = api.client_files(&dir.0);
+    let (cert, key, ca) = api.client_cert_files(&dir.0);
     let url = api.url();
     let s = Server::start(move |p| {
         format!(
