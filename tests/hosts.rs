@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{Server, TempDir, free_port, run_expect_failure, tcp_exchange, udp_exchange};
+use common::{Server, TempDir, free_port, run_expect_failure};
 use hickory_proto::op::{Message, MessageType, OpCode, Query, ResponseCode};
 use hickory_proto::rr::{Name, RData, RecordType};
 use std::path::Path;
@@ -111,31 +111,11 @@ fn start(body: &str) -> Server {
     Server::start(move |p| corefile(p, &body))
 }
 
-/// Waits (at most 10 s) until `ok` holds for the reply to `name rtype`.
+/// Waits (at most 10 s) until `ok` holds for the reply to `name rtype` over both transports,
+/// then checks that they give the same bytes.
 #[track_caller]
 fn eventually(port: u16, name: &str, rtype: RecordType, ok: impl Fn(&Message) -> bool) {
-    let q = packet(0x4854, name, rtype);
-    let t0 = Instant::now();
-    // While a change lands, the UDP and the TCP listener (other sockets, other cores) may
-    // each answer from a different side of it: wait for each transport, then compare.
-    let over_udp = || udp_exchange(port, &q, Duration::from_secs(2));
-    let over_tcp = || tcp_exchange(port, std::slice::from_ref(&q)).pop();
-    for (transport, exchange) in [
-        ("UDP", &over_udp as &dyn Fn() -> Option<Vec<u8>>),
-        ("TCP", &over_tcp),
-    ] {
-        loop {
-            let m = exchange().and_then(|r| Message::from_vec(&r).ok());
-            if m.as_ref().is_some_and(&ok) {
-                break;
-            }
-            assert!(
-                t0.elapsed() < Duration::from_secs(10),
-                "{name} {rtype} over {transport}: still {m:?}"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
+    common::eventually(port, &packet(0x4854, name, rtype), &ok);
     let m = ask(port, name, rtype);
     assert!(ok(&m), "{name} {rtype}: {m:?}");
 }

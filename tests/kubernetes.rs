@@ -10,12 +10,12 @@
 
 mod common;
 
-use common::{Server, TempDir, free_port, http_get, tcp_exchange, udp_exchange};
+use common::{Server, TempDir, free_port, http_get};
 use hickory_proto::op::{Message, MessageType, OpCode, Query, ResponseCode};
 use hickory_proto::rr::{Name, RData, RecordType};
 use ringdns_testkit::kubeapi::objects::{endpoint, endpoint_slice, namespace, pod, service};
 use ringdns_testkit::kubeapi::{FakeApi, FakeApiOptions as ApiOptions};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 fn packet(id: u16, name: &str, rtype: RecordType) -> Vec<u8> {
     let mut m = Message::new(id, MessageType::Query, OpCode::Query);
@@ -76,30 +76,10 @@ fn negative(m: &Message, rcode: ResponseCode) {
     assert_eq!(m.authorities[0].record_type(), RecordType::SOA);
 }
 
-/// Waits (at most 10 s) until `ok` holds for the reply over UDP, then over TCP.
+/// Waits (at most 10 s) until `ok` holds for `name rtype` over UDP and TCP; how long.
 #[track_caller]
 fn eventually(port: u16, name: &str, rtype: RecordType, ok: impl Fn(&Message) -> bool) -> Duration {
-    let q = packet(0x4b39, name, rtype);
-    let t0 = Instant::now();
-    let over_udp = || udp_exchange(port, &q, Duration::from_secs(2));
-    let over_tcp = || tcp_exchange(port, std::slice::from_ref(&q)).pop();
-    for (transport, exchange) in [
-        ("UDP", &over_udp as &dyn Fn() -> Option<Vec<u8>>),
-        ("TCP", &over_tcp),
-    ] {
-        loop {
-            let m = exchange().and_then(|r| Message::from_vec(&r).ok());
-            if m.as_ref().is_some_and(&ok) {
-                break;
-            }
-            assert!(
-                t0.elapsed() < Duration::from_secs(10),
-                "{name} {rtype} over {transport}: still {m:?}"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-    t0.elapsed()
+    common::eventually(port, &packet(0x4b39, name, rtype), ok)
 }
 
 /// The objects most tests serve: namespaces, a dual-stack ClusterIP service with its slice,
@@ -501,49 +481,35 @@ fn an_endpoint_with_a_client_certificate() {
     );
 }
 
+/// Starts the plugin with `directive` and checks that every name of `hidden` is NXDOMAIN and
+/// every name of `shown` has one A record.
+#[track_caller]
+fn filtered(api: &FakeApi, dir: &TempDir, directive: &str, hidden: &[&str], shown: &[&str]) {
+    let s = start(api, dir, directive);
+    for name in hidden {
+        negative(&ask(s.port, name, RecordType::A), ResponseCode::NXDomain);
+    }
+    for name in shown {
+        let m = ask(s.port, name, RecordType::A);
+        assert_eq!(m.answers.len(), 1, "{directive}: {name}: {m:?}");
+    }
+}
+
 #[test]
 fn namespaces_labels_and_the_other_filters() {
     let api = FakeApi::start();
     populate(&api);
     let dir = TempDir::new();
+    let (svc1, svc2) = (
+        "svc1.testns.svc.cluster.local.",
+        "svc2.other.svc.cluster.local.",
+    );
     // `namespaces`: only testns.
-    let s = start(&api, &dir, "  namespaces testns");
-    negative(
-        &ask(s.port, "svc2.other.svc.cluster.local.", RecordType::A),
-        ResponseCode::NXDomain,
-    );
-    assert_eq!(
-        ask(s.port, "svc1.testns.svc.cluster.local.", RecordType::A)
-            .answers
-            .len(),
-        1
-    );
-    drop(s);
+    filtered(&api, &dir, "  namespaces testns", &[svc2], &[svc1]);
     // `namespace_labels`: namespaces of team b only.
-    let s = start(&api, &dir, "  namespace_labels team=b");
-    negative(
-        &ask(s.port, "svc1.testns.svc.cluster.local.", RecordType::A),
-        ResponseCode::NXDomain,
-    );
-    assert_eq!(
-        ask(s.port, "svc2.other.svc.cluster.local.", RecordType::A)
-            .answers
-            .len(),
-        1
-    );
-    drop(s);
+    filtered(&api, &dir, "  namespace_labels team=b", &[svc1], &[svc2]);
     // `labels`: services (and slices) with tier=backend only, selected by the API server.
-    let s = start(&api, &dir, "  labels tier=backend");
-    negative(
-        &ask(s.port, "svc1.testns.svc.cluster.local.", RecordType::A),
-        ResponseCode::NXDomain,
-    );
-    assert_eq!(
-        ask(s.port, "svc2.other.svc.cluster.local.", RecordType::A)
-            .answers
-            .len(),
-        1
-    );
+    filtered(&api, &dir, "  labels tier=backend", &[svc1], &[svc2]);
     assert!(
         api.requests()
             .iter()
@@ -551,20 +517,14 @@ fn namespaces_labels_and_the_other_filters() {
                 && r.param("labelSelector") == Some("tier=backend")),
         "the selector went to the API"
     );
-    drop(s);
     // `noendpoints`: no slice watch, headless services answer nothing.
-    let s = start(&api, &dir, "  noendpoints");
-    negative(
-        &ask(s.port, "hdls.testns.svc.cluster.local.", RecordType::A),
-        ResponseCode::NXDomain,
+    filtered(
+        &api,
+        &dir,
+        "  noendpoints",
+        &["hdls.testns.svc.cluster.local."],
+        &[svc1],
     );
-    assert_eq!(
-        ask(s.port, "svc1.testns.svc.cluster.local.", RecordType::A)
-            .answers
-            .len(),
-        1
-    );
-    drop(s);
     // `ignore empty_service`: a ClusterIP service without a ready endpoint is NXDOMAIN.
     api.apply(
         service("testns", "empty")
@@ -572,41 +532,23 @@ fn namespaces_labels_and_the_other_filters() {
             .port("http", "TCP", 80)
             .build(),
     );
-    let s = start(&api, &dir, "  ignore empty_service");
-    negative(
-        &ask(s.port, "empty.testns.svc.cluster.local.", RecordType::A),
-        ResponseCode::NXDomain,
+    filtered(
+        &api,
+        &dir,
+        "  ignore empty_service",
+        &["empty.testns.svc.cluster.local."],
+        &[svc1],
     );
-    assert_eq!(
-        ask(s.port, "svc1.testns.svc.cluster.local.", RecordType::A)
-            .answers
-            .len(),
-        1
-    );
-    drop(s);
     // `pods verified`: only an address a pod of the namespace has.
-    let s = start(&api, &dir, "  pods verified");
-    assert_eq!(
-        ask(
-            s.port,
-            "172-16-5-5.testns.pod.cluster.local.",
-            RecordType::A
-        )
-        .answers
-        .len(),
-        1
-    );
-    negative(
-        &ask(
-            s.port,
+    filtered(
+        &api,
+        &dir,
+        "  pods verified",
+        &[
             "172-16-5-6.testns.pod.cluster.local.",
-            RecordType::A,
-        ),
-        ResponseCode::NXDomain,
-    );
-    negative(
-        &ask(s.port, "172-16-5-5.other.pod.cluster.local.", RecordType::A),
-        ResponseCode::NXDomain,
+            "172-16-5-5.other.pod.cluster.local.",
+        ],
+        &["172-16-5-5.testns.pod.cluster.local."],
     );
     assert!(
         api.requests().iter().any(|r| r.path == "/api/v1/pods"),

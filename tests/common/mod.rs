@@ -488,6 +488,35 @@ pub fn ask(port: u16, packet: &[u8]) -> Message {
     panic!("no reply over UDP");
 }
 
+/// Waits (at most 10 s) until `ok` holds for the reply to `packet` over UDP, then over TCP,
+/// and returns how long that took. While a change lands, the UDP and the TCP listener (other
+/// sockets, other cores) may each answer from a different side of it: each transport is
+/// waited for on its own.
+#[allow(dead_code)]
+#[track_caller]
+pub fn eventually(port: u16, packet: &[u8], ok: impl Fn(&Message) -> bool) -> Duration {
+    let t0 = Instant::now();
+    let over_udp = || udp_exchange(port, packet, Duration::from_secs(2));
+    let over_tcp = || tcp_exchange(port, &[packet.to_vec()]).pop();
+    for (transport, exchange) in [
+        ("UDP", &over_udp as &dyn Fn() -> Option<Vec<u8>>),
+        ("TCP", &over_tcp),
+    ] {
+        loop {
+            let m = exchange().and_then(|r| Message::from_vec(&r).ok());
+            if m.as_ref().is_some_and(&ok) {
+                break;
+            }
+            assert!(
+                t0.elapsed() < Duration::from_secs(10),
+                "over {transport}: still {m:?}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    t0.elapsed()
+}
+
 /// Sends queries over one TCP connection (all written before any reply is read) and
 /// returns the replies in arrival order.
 pub fn tcp_exchange(port: u16, packets: &[Vec<u8>]) -> Vec<Vec<u8>> {

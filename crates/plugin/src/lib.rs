@@ -19,6 +19,7 @@ mod chain;
 pub mod duration;
 mod fallthrough;
 pub mod http;
+pub mod interfaces;
 pub mod logging;
 pub mod lookup;
 pub mod memory;

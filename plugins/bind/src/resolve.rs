@@ -9,7 +9,7 @@
 //! `… it is already defined`; an empty result is an error instead of a block that silently
 //! listens nowhere. Errors are CoreDNS's texts without the `plugin/bind: ` prefix it adds.
 
-use std::net::{IpAddr, Ipv4Addr};
+use std::net::IpAddr;
 
 use ringdns_plugin::quote::go_quote;
 
@@ -23,28 +23,10 @@ pub fn resolve(specs: &[String], except: &[String]) -> Result<Vec<IpAddr>, Strin
     resolve_with(specs, except, &interface_table())
 }
 
-/// One row of `getifaddrs(3)`: an interface (or, for IPv4, an address label such as `eth0:1`)
-/// with an IP address, or with none for the link-layer row every interface has.
-#[derive(Clone, Debug, PartialEq, Eq)]
-struct IfRow {
-    name: String,
-    addr: Option<IpAddr>,
-}
+use ringdns_plugin::interfaces::Row as IfRow;
 
 fn interface_table() -> Result<Vec<IfRow>, String> {
-    let rows = nix::ifaddrs::getifaddrs().map_err(|e| e.to_string())?;
-    Ok(rows
-        .map(|row| IfRow {
-            addr: row.address.as_ref().and_then(|sa| {
-                if let Some(v4) = sa.as_sockaddr_in() {
-                    Some(IpAddr::V4(Ipv4Addr::from(v4.ip())))
-                } else {
-                    sa.as_sockaddr_in6().map(|v6| IpAddr::V6(v6.ip()))
-                }
-            }),
-            name: row.interface_name,
-        })
-        .collect())
+    ringdns_plugin::interfaces::rows()
 }
 
 fn resolve_with(

@@ -268,26 +268,9 @@ fn pod_ip(label: &[u8]) -> Option<IpAddr> {
     std::str::from_utf8(&buf[..label.len()]).ok()?.parse().ok()
 }
 
-/// Whether a name is under in-addr.arpa or ip6.arpa.
+/// Whether a name is under in-addr.arpa or ip6.arpa (CoreDNS's `dnsutil.IsReverse`).
 fn is_reverse_name(name: &Name<'_>) -> bool {
-    let labels: [&[u8]; 2] = {
-        let mut it = name.labels();
-        let n = name.label_count();
-        if n < 2 {
-            return false;
-        }
-        let mut last = [&[][..]; 2];
-        for (i, l) in it.by_ref().enumerate() {
-            if i == n - 2 {
-                last[0] = l;
-            } else if i == n - 1 {
-                last[1] = l;
-            }
-        }
-        last
-    };
-    labels[1].eq_ignore_ascii_case(b"arpa")
-        && (labels[0].eq_ignore_ascii_case(b"in-addr") || labels[0].eq_ignore_ascii_case(b"ip6"))
+    name.is_subdomain_of(b"\x07in-addr\x04arpa\x00") || name.is_subdomain_of(b"\x03ip6\x04arpa\x00")
 }
 
 /// A name written as `prefix` labels then the zone as the question spells it.
@@ -350,54 +333,102 @@ fn family(qtype: u16, ip: &IpAddr) -> bool {
     }
 }
 
-/// The CNAME hops of an ExternalName chain inside the zone, and where it ends.
-struct Chain<'d> {
+/// The CNAME hops of an ExternalName chain: each target in lower-case wire form.
+pub struct Chain<'d> {
     targets: [&'d [u8]; MAX_CNAMES + 1],
     n: usize,
+}
+
+impl<'d> Chain<'d> {
+    /// The targets, in order.
+    pub fn targets(&self) -> &[&'d [u8]] {
+        &self.targets[..self.n]
+    }
+
+    /// The owner of what follows the chain: the question name, or the last target.
+    fn last_owner(&self) -> Owner<'d> {
+        self.targets()
+            .last()
+            .map_or(Owner::Question, |t| Owner::Wire(t))
+    }
+
+    /// Writes the chain's CNAMEs (the first owned by the question name); how many.
+    pub fn write(&self, w: &mut MessageWriter<'_>, ttl: u32) -> u16 {
+        let mut n = 0;
+        for (i, target) in self.targets().iter().enumerate() {
+            let owner = if i == 0 {
+                Owner::Question
+            } else {
+                Owner::Wire(self.targets[i - 1])
+            };
+            n += u16::from(
+                w.push(Section::Answer, owner, CNAME, IN, ttl, target)
+                    .is_ok(),
+            );
+        }
+        n
+    }
+}
+
+/// Where the chain of an address lookup ends.
+enum End<'d> {
+    /// At records of the zone (in the scratch hits, or a pod's address).
+    Records(Found<'d>),
+    /// At nothing: no record is written (CoreDNS drops the CNAMEs of such a chain).
+    Nothing,
+    /// Outside the zone: the last target is looked up through the server.
+    Outside,
 }
 
 impl<'a, 'q, 'h> Ctx<'a, 'q, 'h> {
     /// A or AAAA (CoreDNS's `plugin.A`/`plugin.AAAA` with `checkForApex`), written.
     pub fn address(&mut self, qtype: u16, w: &mut MessageWriter<'_>) -> Verdict {
-        let qname = self.qname;
-        let first = self.address_found(&qname);
-        if matches!(first, Found::Error) {
+        let Some((chain, end)) = self.chase() else {
             return Verdict::NameError;
+        };
+        match end {
+            End::Outside => Verdict::Upstream,
+            End::Nothing => Verdict::Written { answers: 0 },
+            End::Records(found) => self.write_chain(&chain, found, qtype, w),
         }
+    }
+
+    /// The ExternalName chain of the question name, as CoreDNS's `plugin.A` recurses over
+    /// it: followed inside the zone, stopped at `x CNAME x`, a repeated CNAME or more than
+    /// ten. `None` when the name itself is a name error.
+    fn chase(&mut self) -> Option<(Chain<'a>, End<'a>)> {
         let mut chain = Chain {
             targets: [&[]; MAX_CNAMES + 1],
             n: 0,
         };
-        let mut found = first;
-        let mut cur: Name<'_> = qname;
+        let mut cur: Name<'_> = self.qname;
+        let mut found = self.address_found(&cur);
+        if matches!(found, Found::Error) {
+            return None;
+        }
         loop {
-            match found {
-                Found::External(target) => {
-                    // x CNAME x, a chain too long or a CNAME seen before: no record.
-                    if cur.eq_ignore_ascii_case(target)
-                        || chain.n > MAX_CNAMES
-                        || chain.targets[..chain.n].contains(&target)
-                    {
-                        return self.write_chain(&chain, None, qtype, w);
-                    }
-                    chain.targets[chain.n] = target;
-                    chain.n += 1;
-                    let Ok(t) = Name::from_wire(target) else {
-                        return Verdict::Written { answers: 0 };
-                    };
-                    if !t.is_subdomain_of(&self.o.zone_wires[self.zone.index]) {
-                        return Verdict::Upstream;
-                    }
-                    cur = t;
-                    found = self.address_found(&cur);
-                }
-                Found::Error | Found::Empty => {
-                    return self.write_chain(&chain, None, qtype, w);
-                }
-                _ => {
-                    return self.write_chain(&chain, Some((found, cur)), qtype, w);
-                }
+            let Found::External(target) = found else {
+                return Some(match found {
+                    Found::Error | Found::Empty => (chain, End::Nothing),
+                    _ => (chain, End::Records(found)),
+                });
+            };
+            if cur.eq_ignore_ascii_case(target)
+                || chain.n > MAX_CNAMES
+                || chain.targets().contains(&target)
+            {
+                return Some((chain, End::Nothing));
             }
+            chain.targets[chain.n] = target;
+            chain.n += 1;
+            let Ok(t) = Name::from_wire(target) else {
+                return Some((chain, End::Nothing));
+            };
+            if !t.is_subdomain_of(&self.o.zone_wires[self.zone.index]) {
+                return Some((chain, End::Outside));
+            }
+            cur = t;
+            found = self.address_found(&cur);
         }
     }
 
@@ -422,54 +453,31 @@ impl<'a, 'q, 'h> Ctx<'a, 'q, 'h> {
         self.records(name)
     }
 
-    /// Writes the CNAMEs of `chain` and, when the chain ends at addresses, those addresses
-    /// owned by the last target; only when there is an address (CoreDNS drops the CNAMEs of
-    /// a chain that ends in nothing).
+    /// Writes the CNAMEs of `chain` and the addresses of the family it ends at, owned by
+    /// the last target; nothing when there is no such address (CoreDNS drops the CNAMEs of a
+    /// chain that ends in nothing).
     fn write_chain(
         &mut self,
         chain: &Chain<'_>,
-        end: Option<(Found<'_>, Name<'_>)>,
+        end: Found<'_>,
         qtype: u16,
         w: &mut MessageWriter<'_>,
     ) -> Verdict {
         let ttl = self.o.ttl;
         let any = match end {
-            Some((Found::Service(_) | Found::Addresses, _)) => {
-                self.hits.iter().any(|h| family(qtype, &h.ip))
-            }
-            Some((Found::Pod(ip), _)) => family(qtype, &ip),
-            _ => false,
+            Found::Pod(ip) => family(qtype, &ip),
+            _ => self.hits.iter().any(|h| family(qtype, &h.ip)),
         };
         if !any {
             return Verdict::Written { answers: 0 };
         }
-        let mut n = 0u16;
-        for i in 0..chain.n {
-            let owner = if i == 0 {
-                Owner::Question
-            } else {
-                Owner::Wire(chain.targets[i - 1])
-            };
-            if w.push(Section::Answer, owner, CNAME, IN, ttl, chain.targets[i])
-                .is_ok()
-            {
-                n += 1;
-            }
-        }
-        let owner = if chain.n == 0 {
-            Owner::Question
+        let mut n = chain.write(w, ttl);
+        let owner = chain.last_owner();
+        if let Found::Pod(ip) = end {
+            n += u16::from(push_addr(w, Section::Answer, owner, ip, ttl));
         } else {
-            Owner::Wire(chain.targets[chain.n - 1])
-        };
-        match end {
-            Some((Found::Pod(ip), _)) => {
-                n += u16::from(push_addr(w, Section::Answer, owner, ip, ttl));
-            }
-            _ => {
-                for (i, h) in self.hits.iter().enumerate() {
-                    if !family(qtype, &h.ip) || self.hits[..i].iter().any(|p| p.ip == h.ip) {
-                        continue;
-                    }
+            for (i, h) in self.hits.iter().enumerate() {
+                if family(qtype, &h.ip) && !self.hits[..i].iter().any(|p| p.ip == h.ip) {
                     n += u16::from(push_addr(w, Section::Answer, owner, h.ip, ttl));
                 }
             }
@@ -477,27 +485,12 @@ impl<'a, 'q, 'h> Ctx<'a, 'q, 'h> {
         Verdict::Written { answers: n }
     }
 
-    /// The outside target an ExternalName chain of `self.qname` ends at, and the CNAMEs
-    /// leading there, for the pass that looks it up.
-    pub fn outside_chain(&mut self) -> Option<([&'a [u8]; MAX_CNAMES + 1], usize)> {
-        let mut targets = [&[][..]; MAX_CNAMES + 1];
-        let mut n = 0;
-        let mut cur: Name<'_> = self.qname;
-        loop {
-            let Found::External(target) = self.address_found(&cur) else {
-                return None;
-            };
-            if cur.eq_ignore_ascii_case(target) || n > MAX_CNAMES || targets[..n].contains(&target)
-            {
-                return None;
-            }
-            targets[n] = target;
-            n += 1;
-            let t = Name::from_wire(target).ok()?;
-            if !t.is_subdomain_of(&self.o.zone_wires[self.zone.index]) {
-                return Some((targets, n));
-            }
-            cur = t;
+    /// The CNAMEs of an ExternalName chain that leads outside the zone, for the pass that
+    /// looks its last target up.
+    pub fn outside_chain(&mut self) -> Option<Chain<'a>> {
+        match self.chase()? {
+            (chain, End::Outside) => Some(chain),
+            _ => None,
         }
     }
 
@@ -664,22 +657,18 @@ impl<'a, 'q, 'h> Ctx<'a, 'q, 'h> {
                 Verdict::Written { answers }
             }
             Found::Pod(ip) => {
-                // A pod name as SRV: port 0, the pod's own name as target.
-                let weight = 100u16;
-                let mut answers = 0;
-                if let Some(target) = Joined::new(&[], qname.as_wire()) {
-                    let ok = w
-                        .push_with(Section::Answer, Owner::Question, SRV, IN, ttl, |out| {
-                            out.extend_from_slice(&[0, 0]);
-                            out.extend_from_slice(&weight.to_be_bytes());
-                            out.extend_from_slice(&[0, 0]);
-                            out.extend_from_slice(target.wire());
-                        })
-                        .is_ok();
-                    answers += u16::from(ok);
-                    push_addr(w, Section::Additional, Owner::Wire(target.wire()), ip, ttl);
+                // A pod name as SRV: weight 100, port 0, the pod's own name (as the question
+                // spells it) as target, its address as glue.
+                let ok = w
+                    .push_with(Section::Answer, Owner::Question, SRV, IN, ttl, |out| {
+                        out.extend_from_slice(&[0, 0, 0, 100, 0, 0]);
+                        out.extend_from_slice(qname.as_wire());
+                    })
+                    .is_ok();
+                push_addr(w, Section::Additional, Owner::Question, ip, ttl);
+                Verdict::Written {
+                    answers: u16::from(ok),
                 }
-                Verdict::Written { answers }
             }
             Found::External(_) | Found::Empty | Found::Addresses => Verdict::Written { answers: 0 },
         }

@@ -270,17 +270,8 @@ impl Builder {
 /// as CIDRs and so finds none; ringdns takes them as written.)
 pub fn local_ips(bind: &[IpAddr]) -> Vec<IpAddr> {
     let all: Vec<IpAddr> = if bind.is_empty() {
-        nix::ifaddrs::getifaddrs()
-            .map(|it| {
-                it.filter_map(|a| {
-                    let addr = a.address?;
-                    if let Some(v4) = addr.as_sockaddr_in() {
-                        return Some(IpAddr::V4(v4.ip().into()));
-                    }
-                    addr.as_sockaddr_in6().map(|v6| IpAddr::V6(v6.ip()))
-                })
-                .collect()
-            })
+        ringdns_plugin::interfaces::rows()
+            .map(|rows| rows.into_iter().filter_map(|r| r.addr).collect())
             .unwrap_or_default()
     } else {
         bind.to_vec()

@@ -29,10 +29,9 @@ use data::ClusterData;
 use ringdns_plugin::autopath::AutoPathers;
 use ringdns_plugin::corefile::{Dispenser, Error};
 use ringdns_plugin::snapshot::Snapshot;
-use ringdns_plugin::wire::class::IN;
 use ringdns_plugin::wire::rcode::{NOERROR, NXDOMAIN, REFUSED, SERVFAIL};
 use ringdns_plugin::wire::rtype::{A, AAAA, AXFR, CNAME, IXFR, MX, NS, PTR, SOA, SRV, TXT};
-use ringdns_plugin::wire::{MessageWriter, Name, Owner, QueryBuilder, Section};
+use ringdns_plugin::wire::{MessageWriter, Name, QueryBuilder, Section};
 use ringdns_plugin::{
     BlockSetup, CoreInfo, Handler, Outcome, Plugin, Readiness, Request, Serve, ServeFuture, Serves,
     Status, next_or_failure, next_or_failure_now,
@@ -241,16 +240,19 @@ impl Kubernetes {
             ctx.outside_chain()
         };
         let looked_up = match (chain, req.lookup()) {
-            (Some((targets, n)), Some(via)) => match Name::from_wire(targets[n - 1]) {
-                Ok(target) => {
-                    let query = QueryBuilder::new(target, qtype)
-                        .id(req.query.id())
-                        .rd(true)
-                        .build();
-                    via.lookup(&query).await.map(|r| (targets, n, r))
+            (Some(chain), Some(via)) => {
+                let target = chain.targets().last().and_then(|t| Name::from_wire(t).ok());
+                match target {
+                    Some(target) => {
+                        let query = QueryBuilder::new(target, qtype)
+                            .id(req.query.id())
+                            .rd(true)
+                            .build();
+                        via.lookup(&query).await.map(|r| (chain, r))
+                    }
+                    None => None,
                 }
-                Err(_) => None,
-            },
+            }
             _ => None,
         };
         let mut hits = self.hits.borrow_mut();
@@ -264,19 +266,8 @@ impl Kubernetes {
         let mut w = MessageWriter::reply(&req.query, req.reply, NOERROR);
         w.set_aa(true);
         let mut answers = 0;
-        if let Some((targets, n, reply)) = looked_up {
-            for i in 0..n {
-                let owner = if i == 0 {
-                    Owner::Question
-                } else {
-                    Owner::Wire(targets[i - 1])
-                };
-                if w.push(Section::Answer, owner, CNAME, IN, o.ttl, targets[i])
-                    .is_ok()
-                {
-                    answers += 1;
-                }
-            }
+        if let Some((chain, reply)) = looked_up {
+            answers += usize::from(chain.write(&mut w, o.ttl));
             answers += ringdns_plugin::lookup::append_answers(&reply, &mut w);
             if reply.get(2).is_some_and(|f| f & 0x02 != 0) {
                 w.set_tc(true);

@@ -72,51 +72,10 @@ impl Source for KubernetesSource {
 }
 
 /// An RFC 3339 time as the API writes it (`2026-12-03T14:00:00Z`, fractions and offsets
-/// allowed).
+/// allowed), read by jiff (already in the tree through domain).
 pub fn parse_rfc3339(s: &str) -> Option<SystemTime> {
-    let b = s.as_bytes();
-    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't') {
-        return None;
-    }
-    let num = |r: std::ops::Range<usize>| -> Option<i64> { s.get(r)?.parse().ok() };
-    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    let (h, mi, sec) = (num(11..13)?, num(14..16)?, num(17..19)?);
-    let mut i = 19;
-    let mut nanos: u64 = 0;
-    if b.get(i) == Some(&b'.') {
-        i += 1;
-        let start = i;
-        while i < b.len() && b[i].is_ascii_digit() {
-            i += 1;
-        }
-        let frac = &s[start..i];
-        let digits = &frac[..frac.len().min(9)];
-        nanos = digits.parse::<u64>().ok()? * 10u64.pow(9 - digits.len() as u32);
-    }
-    let offset = match b.get(i)? {
-        b'Z' | b'z' => 0,
-        b'+' | b'-' => {
-            let sign = if b[i] == b'-' { -1 } else { 1 };
-            let oh = num(i + 1..i + 3)?;
-            let om = num(i + 4..i + 6)?;
-            sign * (oh * 3600 + om * 60)
-        }
-        _ => return None,
-    };
-    // Days from the civil date (Howard Hinnant's algorithm).
-    let (y2, m2) = if mo <= 2 {
-        (y - 1, mo + 9)
-    } else {
-        (y, mo - 3)
-    };
-    let era = y2.div_euclid(400);
-    let yoe = y2 - era * 400;
-    let doy = (153 * m2 + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    let secs = days * 86_400 + h * 3600 + mi * 60 + sec - offset;
-    let secs = u64::try_from(secs).ok()?;
-    Some(SystemTime::UNIX_EPOCH + Duration::new(secs, nanos as u32))
+    let t: jiff::Timestamp = s.parse().ok()?;
+    Some(SystemTime::from(t))
 }
 
 #[cfg(test)]

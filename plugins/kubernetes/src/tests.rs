@@ -10,7 +10,7 @@ use crate::setup::Options;
 use crate::store::{Change, Kind, Store};
 use ringdns_plugin::wire::rcode::NOERROR;
 use ringdns_plugin::wire::rtype::HINFO;
-use ringdns_plugin::wire::{Header, Query, QueryBuilder, expand_name, expand_rdata, records};
+use ringdns_plugin::wire::{Header, QueryBuilder, expand_name, expand_rdata, records};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 /// The objects of CoreDNS's test API connection, as the API server would send them.
@@ -183,25 +183,13 @@ const TO_NEXT: u8 = 99;
 
 /// Serves on the inline pass; `None` when it went to the next plugin.
 fn ask_from(k: &Kubernetes, name: &str, qtype: u16, client: SocketAddr) -> Option<Got> {
-    let p = packet(name, qtype);
-    let q = Query::parse(&p).unwrap();
-    let mut reply = Vec::new();
-    let mut req = Request::new(
-        q,
-        client,
-        client,
-        ringdns_plugin::Proto::Udp,
-        ".",
-        "dns://:53",
-        &mut reply,
-        false,
-    );
-    let next = ringdns_testkit::Next(TO_NEXT);
-    let status = k.serve_now(&mut req, &next).expect("answered inline");
+    let (status, reply) =
+        ringdns_testkit::serve_once(k, &packet(name, qtype), client, TO_NEXT, true);
     if status.rcode == TO_NEXT {
         return None;
     }
     if reply.is_empty() {
+        // An rcode for the server to write (REFUSED for a transfer).
         return Some(Got {
             rcode: status.rcode,
             aa: false,
