@@ -17,7 +17,6 @@
 CLUSTER_QUERIES=${CLUSTER_QUERIES:-service}
 CLUSTER_SERVICES=${CLUSTER_SERVICES:-3000}
 CLUSTER_HEADLESS=${CLUSTER_HEADLESS:-500}
-KUBEAPI_PORT=${KUBEAPI_PORT:-} # run.sh: BASE_PORT + 48 unless set
 KUBEAPI_PID=''
 
 # cluster_files DIR COUNT: the query files of every CLUSTER_QUERIES kind in DIR.
@@ -53,17 +52,22 @@ ringdns_has_kubernetes() {
 }
 
 # ringdns-cluster: kubeadm's Corefile (errors, health, ready, prometheus and reload left out:
-# they are not on the query path), autopath added for CLUSTER_QUERIES=autopath.
+# they are not on the query path; loop too: its probe is one query at start) with its
+# `pods insecure`; for CLUSTER_QUERIES=autopath, `autopath @kubernetes` added and `pods
+# verified`, which autopath needs to know a client's namespace.
 srv_ringdns_cluster_check() { ringdns_has_kubernetes ringdns-cluster; }
 srv_ringdns_cluster_cmd() {
-  local port=$1 dir=$2 autopath=''
-  [[ $CLUSTER_QUERIES == autopath ]] && autopath=' autopath @kubernetes'
+  local port=$1 dir=$2 autopath='' pods=insecure
+  if [[ $CLUSTER_QUERIES == autopath ]]; then
+    autopath=' autopath @kubernetes'
+    pods=verified
+  fi
   cat >"$dir/Corefile.ringdns-cluster" <<EOC
 .:$port {
 $autopath
  kubernetes cluster.local in-addr.arpa ip6.arpa {
   endpoint http://127.0.0.1:$KUBEAPI_PORT
-  pods verified
+  pods $pods
   fallthrough in-addr.arpa ip6.arpa
   ttl 30
  }

@@ -46,6 +46,7 @@ FWD_WARM_NAMES=${FWD_WARM_NAMES:-200000}  # forward: of those, the ones kept for
 CACHE_NAMES=${CACHE_NAMES:-2000}          # cache: distinct names (all in the zone), looped
 AUTH_NAMES=${AUTH_NAMES:-100000}          # auth: names of the generated zone (auth_zone.py)
 AUTH_QUERIES=${AUTH_QUERIES:-200000}      # auth: lines of the query file, looped
+CLUSTER_LINES=${CLUSTER_LINES:-200000}    # cluster: lines of each query file, looped
 LATENCY=${LATENCY:-$DEFAULT_LATENCY}      # 1: dnsperf -v, for p50/p99 latency
 DNSPERF_EXTRA=${DNSPERF_EXTRA:-}          # extra dnsperf args, word-split
 SERVER_CPU=${SERVER_CPU:-1}
@@ -68,7 +69,8 @@ die() { echo "run.sh: $*" >&2; exit 1; }
 note() { echo "run.sh: $*" >&2; }
 
 for v in DURATION RUNS WARMUP CLIENTS THREADS OUTSTANDING QUERIES BASE_PORT UPSTREAM_PORT \
-  FWD_ZONE_A FWD_NAMES FWD_WARM_NAMES CACHE_NAMES LATENCY AUTH_NAMES AUTH_QUERIES; do
+  FWD_ZONE_A FWD_NAMES FWD_WARM_NAMES CACHE_NAMES LATENCY AUTH_NAMES AUTH_QUERIES \
+  CLUSTER_LINES CLUSTER_SERVICES CLUSTER_HEADLESS KUBEAPI_PORT; do
   [[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a non-negative integer (got '${!v}')"
 done
 ((RUNS >= 1 && DURATION >= 1 && QUERIES >= 1)) || die "RUNS, DURATION and QUERIES must be >= 1"
@@ -78,6 +80,14 @@ if [[ $WORKLOAD == forward ]]; then
 fi
 if [[ $WORKLOAD == cache ]]; then
   ((CACHE_NAMES >= 1 && CACHE_NAMES <= FWD_ZONE_A)) || die "CACHE_NAMES must be 1..FWD_ZONE_A (names must exist in the zone)"
+fi
+if [[ $WORKLOAD == cluster ]]; then
+  case $CLUSTER_QUERIES in
+    service | headless | srv | walk | autopath) ;;
+    *) die "CLUSTER_QUERIES must be service, headless, srv, walk or autopath (got '$CLUSTER_QUERIES')" ;;
+  esac
+  ((CLUSTER_LINES >= 1 && CLUSTER_SERVICES >= 1 && CLUSTER_HEADLESS >= 1)) ||
+    die "CLUSTER_LINES, CLUSTER_SERVICES and CLUSTER_HEADLESS must be >= 1"
 fi
 
 # ---- tools ----------------------------------------------------------------------------------
@@ -175,13 +185,9 @@ elif [[ $WORKLOAD == cache ]]; then
   fwd_zone "$FWD_ZONE_A" >"$WORK/bench.test.zone"
   fwd_queries "$CACHE_NAMES" >"$QFILE" # h0..h(CACHE_NAMES-1), all A records of the zone
 elif [[ $WORKLOAD == cluster ]]; then
-  case $CLUSTER_QUERIES in
-    service | headless | srv | walk | autopath) ;;
-    *) die "CLUSTER_QUERIES must be service, headless, srv, walk or autopath (got '$CLUSTER_QUERIES')" ;;
-  esac
   note "generating bench.test. ($FWD_ZONE_A A names) and the cluster's query files ($CLUSTER_SERVICES services, $CLUSTER_HEADLESS headless)"
   fwd_zone "$FWD_ZONE_A" >"$WORK/bench.test.zone"
-  cluster_files "$WORK" 200000
+  cluster_files "$WORK" "$CLUSTER_LINES"
   QFILE=$WORK/$CLUSTER_QUERIES.txt WFILE=$QFILE
 elif [[ $WORKLOAD == auth ]]; then
   note "generating bench.test. ($AUTH_NAMES names: A/AAAA, MX, CNAMEs, TXT, wildcards, delegations with glue) and $AUTH_QUERIES queries"

@@ -2,7 +2,6 @@
 //! sockets, chains and state; signals; reload; graceful stop.
 
 pub mod core;
-mod cpu_quota;
 pub mod http;
 mod memlock;
 pub mod memory;
@@ -35,16 +34,33 @@ pub(crate) const DRAIN: Duration = Duration::from_secs(6);
 const STOP_POLL: Duration = Duration::from_millis(50);
 
 /// The CPUs to serve on: the tuning's `cpus`, else the process affinity mask, cut to
-/// `workers` when given; without either, cut to the cgroup's CPU quota (`cpu_quota`), so
-/// that a container limited to 2 CPUs on a 64-CPU host runs 2 cores, not 64 throttled ones.
+/// `workers` when given; without either, cut to what `std::thread::available_parallelism`
+/// allows (the affinity mask and the cgroup's CPU quota, rounded down), so that a container
+/// limited to 2 CPUs on a 64-CPU host runs 2 cores, not 64 throttled ones. Rounded down, the
+/// pinned cores never outrun the quota: with `limits.cpu: 1.5`, 2 busy cores would both be
+/// throttled for the rest of each period, 1 never is. Logs the cut when the quota makes one.
 pub fn choose_cpus(t: &crate::config::Tuning) -> Result<Vec<usize>, String> {
-    choose_cpus_within(t, cpu_quota::cpus())
+    let allowed = std::thread::available_parallelism()
+        .ok()
+        .map(std::num::NonZero::get);
+    let cpus = choose_cpus_within(t, allowed)?;
+    if t.workers.is_none()
+        && t.cpus.is_none()
+        && let Some(mask) = core_affinity::get_core_ids().map(|m| m.len())
+        && cpus.len() < mask
+    {
+        crate::info!(
+            "CPU quota of the cgroup: {n} CPUs (of {mask} in the affinity mask); serving on {n} cores",
+            n = cpus.len()
+        );
+    }
+    Ok(cpus)
 }
 
-/// [`choose_cpus`] with the quota, in whole CPUs, given.
+/// [`choose_cpus`] with the CPUs the process may use, in whole CPUs, given.
 fn choose_cpus_within(
     t: &crate::config::Tuning,
-    quota: Option<usize>,
+    allowed: Option<usize>,
 ) -> Result<Vec<usize>, String> {
     let mask: Vec<usize> = match &t.cpus {
         Some(c) => c.clone(),
@@ -57,13 +73,13 @@ fn choose_cpus_within(
     if mask.is_empty() {
         return Err("no CPU to run on".into());
     }
-    let quota = match t.cpus {
+    let allowed = match t.cpus {
         Some(_) => None,
-        None => quota,
+        None => allowed,
     };
     let workers = t
         .workers
-        .unwrap_or_else(|| quota.map_or(mask.len(), |q| q.clamp(1, mask.len())));
+        .unwrap_or_else(|| allowed.map_or(mask.len(), |q| q.clamp(1, mask.len())));
     Ok((0..workers).map(|i| mask[i % mask.len()]).collect())
 }
 
@@ -111,17 +127,7 @@ pub fn run(config: Config, digest: Digest, source: Source, quiet: bool) -> Resul
         crate::info!("{raised}");
     }
     uring::check()?;
-    let quota = cpu_quota::cpus();
-    let cpus = choose_cpus_within(&config.tuning, quota)?;
-    if let Some(q) = quota
-        && config.tuning.workers.is_none()
-        && config.tuning.cpus.is_none()
-    {
-        crate::info!(
-            "CPU quota of the cgroup: {q} CPUs; serving on {} cores",
-            cpus.len()
-        );
-    }
+    let cpus = choose_cpus(&config.tuning)?;
     let keys = reload::listener_keys(&config);
     let addrs: Vec<_> = keys.iter().map(|k| k.1).collect();
     let mut sockets = sockets::open_all(&addrs, cpus.len(), &config.tuning)

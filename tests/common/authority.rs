@@ -37,6 +37,8 @@ pub struct Authority {
     stop: Arc<AtomicBool>,
     /// How many queries per lower-case name reached it.
     pub counts: Arc<Mutex<HashMap<String, usize>>>,
+    /// How many of those came over TCP.
+    tcp_counts: Arc<Mutex<HashMap<String, usize>>>,
     threads: Vec<std::thread::JoinHandle<()>>,
 }
 
@@ -132,6 +134,7 @@ impl Authority {
         tcp.set_nonblocking(true).unwrap();
         let stop = Arc::new(AtomicBool::new(false));
         let counts = Arc::new(Mutex::new(HashMap::new()));
+        let tcp_counts = Arc::new(Mutex::new(HashMap::new()));
         let zone = Arc::new(zone);
         let mut threads = Vec::new();
         {
@@ -151,6 +154,7 @@ impl Authority {
         }
         {
             let (stop, counts, zone) = (stop.clone(), counts.clone(), zone.clone());
+            let tcp_counts = tcp_counts.clone();
             threads.push(std::thread::spawn(move || {
                 while !stop.load(Ordering::Relaxed) {
                     let Ok((mut s, _)) = tcp.accept() else {
@@ -170,6 +174,7 @@ impl Authority {
                             break;
                         }
                         if let Some((name, r)) = answer(&zone, &q) {
+                            *tcp_counts.lock().unwrap().entry(name.clone()).or_insert(0) += 1;
                             *counts.lock().unwrap().entry(name).or_insert(0) += 1;
                             let mut out = (r.len() as u16).to_be_bytes().to_vec();
                             out.extend_from_slice(&r);
@@ -184,6 +189,7 @@ impl Authority {
             _claim: claim,
             stop,
             counts,
+            tcp_counts,
             threads,
         }
     }
@@ -191,6 +197,16 @@ impl Authority {
     /// Queries that reached it for `name` (lower-case, final dot).
     pub fn count(&self, name: &str) -> usize {
         self.counts.lock().unwrap().get(name).copied().unwrap_or(0)
+    }
+
+    /// Queries for `name` that came over TCP.
+    pub fn count_tcp(&self, name: &str) -> usize {
+        self.tcp_counts
+            .lock()
+            .unwrap()
+            .get(name)
+            .copied()
+            .unwrap_or(0)
     }
 }
 

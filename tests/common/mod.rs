@@ -55,6 +55,37 @@ pub fn free_port() -> Port {
     panic!("no free port");
 }
 
+/// Claims `port` itself, for a Corefile whose fixed ports a test keeps (kubeadm's health
+/// :8080, ready :8181, prometheus :9153), so that no other test of the run is handed it
+/// meanwhile; waits up to 30 s while another test holds it.
+pub fn claim_port(port: u16) -> Port {
+    std::fs::create_dir_all(PORT_DIR).unwrap();
+    let claim = PathBuf::from(PORT_DIR).join(port.to_string());
+    let t0 = std::time::Instant::now();
+    loop {
+        let made = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&claim);
+        if let Ok(mut f) = made {
+            f.write_all(std::process::id().to_string().as_bytes())
+                .unwrap();
+            return Port { port, claim };
+        }
+        // A claim left by a test process that is gone is stale.
+        let holder = std::fs::read_to_string(&claim).unwrap_or_default();
+        if !holder.is_empty() && !Path::new(&format!("/proc/{holder}")).exists() {
+            let _ = std::fs::remove_file(&claim);
+            continue;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "port {port} still claimed after 30 s"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// A temporary directory removed on drop.
 pub struct TempDir(pub PathBuf);
 
