@@ -5,7 +5,7 @@
 use crate::limiter::Limiter;
 use crate::tls::{self, TlsInputs};
 use crate::{Limits, Tuning};
-use rustls_pki_types::ServerName;
+use rustls::pki_types::ServerName;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
