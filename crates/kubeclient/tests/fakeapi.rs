@@ -586,6 +586,13 @@ fn client_certificate_required() {
         Some(fs)
     );
     drop(r);
+    // The same certificate through testkit's kubeconfig, in its base64 -data fields.
+    let cfg = ApiConfig::from_kubeconfig(&api.kubeconfig(&dir), None)
+        .unwrap()
+        .with_tuning(fast());
+    let r = run(cfg, "/api/v1/pods", None, Some(fs));
+    assert_eq!(r.replace(), ["p1"]);
+    drop(r);
     // The CA alone (no client certificate): the handshake is refused, no request is seen.
     let n = api.requests().len();
     let kc = dir.join("kc-nocert");
