@@ -32,7 +32,6 @@ mod tls;
 pub use config::{ApiConfig, TlsFiles};
 pub use incluster::{NOT_IN_CLUSTER, SERVICEACCOUNT_DIR, SERVICEACCOUNT_DIR_ENV};
 pub use limiter::{DEFAULT_BURST, DEFAULT_QPS};
-pub use metrics::DEF_BUCKETS;
 pub use serde_json::value::RawValue;
 
 use std::sync::Arc;
