@@ -293,9 +293,8 @@ mod tests {
 
     #[test]
     fn token_file_is_read_each_time() {
-        let dir = std::env::temp_dir().join(format!("kc-token-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let p = dir.join("token");
+        let dir = ringdns_testkit::TempDir::new("kc-token");
+        let p = dir.path().join("token");
         std::fs::write(&p, "one\n").unwrap();
         let a = Auth::TokenFile(p.clone());
         assert_eq!(a.header().unwrap().unwrap(), "Bearer one");
@@ -303,6 +302,5 @@ mod tests {
         assert_eq!(a.header().unwrap().unwrap(), "Bearer two");
         std::fs::write(&p, "  \n").unwrap();
         assert!(a.header().is_err());
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

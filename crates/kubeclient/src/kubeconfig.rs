@@ -211,17 +211,18 @@ users:
 
     #[test]
     fn current_context_and_relative_paths() {
-        let dir = std::env::temp_dir().join(format!("kc-kubeconfig-{}", std::process::id()));
+        let tmp = ringdns_testkit::TempDir::new("kc-kubeconfig");
+        let dir = tmp.path();
         std::fs::create_dir_all(dir.join("certs")).unwrap();
         std::fs::write(dir.join("certs/ca.pem"), "CAPEM").unwrap();
-        let s = select(FILE, &dir, None).unwrap();
+        let s = select(FILE, dir, None).unwrap();
         assert_eq!(s.server, "https://127.0.0.1:6443");
         assert_eq!(s.server_name.as_deref(), Some("kubernetes.default.svc"));
         assert_eq!(s.tls.ca_pem.as_deref(), Some(&b"CAPEM"[..]));
         assert_eq!(s.auth, Auth::TokenFile(dir.join("secrets/token")));
-        std::fs::remove_dir_all(&dir).unwrap();
+        std::fs::remove_dir_all(dir).unwrap();
         // The CA file is gone: its path is named.
-        let e = select(FILE, &dir, None).err().unwrap();
+        let e = select(FILE, dir, None).err().unwrap();
         assert!(e.contains("certs/ca.pem"), "{e}");
     }
 
