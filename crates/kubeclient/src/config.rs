@@ -19,8 +19,11 @@ pub struct ApiConfig {
     pub(crate) base_path: String,
     /// `None` for `http://`.
     pub(crate) tls: Option<(Arc<rustls::ClientConfig>, ServerName<'static>)>,
+    /// How each request authenticates.
     pub(crate) auth: Auth,
+    /// The token bucket and inflight limit every reflector of this configuration shares.
     pub(crate) limiter: Arc<Limiter>,
+    /// Timeouts, backoff and page size.
     pub(crate) tuning: Tuning,
 }
 
@@ -71,10 +74,14 @@ pub struct TlsFiles<'a> {
 /// A server URL split up.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct Url {
-    pub https: bool,
-    pub host: String,
-    pub connect: (String, u16),
-    pub path: String,
+    /// `https://` (else `http://`).
+    pub(crate) https: bool,
+    /// `host:port`, brackets kept for IPv6, the port filled in.
+    pub(crate) host: String,
+    /// The host without brackets, and the port.
+    pub(crate) connect: (String, u16),
+    /// The path, without a trailing `/`.
+    pub(crate) path: String,
 }
 
 /// Parses `http(s)://host[:port][/path]`: no user info, query or fragment.

@@ -7,12 +7,12 @@ use crate::tls::TlsInputs;
 use std::path::PathBuf;
 
 /// Where the kubelet mounts the service account.
-pub const SERVICEACCOUNT_DIR: &str = "/var/run/secrets/kubernetes.io/serviceaccount";
+const SERVICEACCOUNT_DIR: &str = "/var/run/secrets/kubernetes.io/serviceaccount";
 /// Test-only override of [`SERVICEACCOUNT_DIR`].
-pub const SERVICEACCOUNT_DIR_ENV: &str = "RINGDNS_K8S_SERVICEACCOUNT_DIR";
+const SERVICEACCOUNT_DIR_ENV: &str = "RINGDNS_K8S_SERVICEACCOUNT_DIR";
 
 /// client-go's `ErrNotInCluster` text.
-pub const NOT_IN_CLUSTER: &str = "unable to load in-cluster configuration, KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be defined";
+const NOT_IN_CLUSTER: &str = "unable to load in-cluster configuration, KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be defined";
 
 /// The service-account directory `env` points to.
 pub(crate) fn dir(env: &dyn Fn(&str) -> Option<String>) -> PathBuf {

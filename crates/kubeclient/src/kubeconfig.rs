@@ -26,10 +26,14 @@ pub(crate) fn config(path: &Path, context: Option<&str>) -> Result<ApiConfig, St
 
 /// What a kubeconfig says for one context.
 pub(crate) struct Selected {
-    pub server: String,
-    pub server_name: Option<String>,
-    pub tls: TlsInputs,
-    pub auth: Auth,
+    /// The cluster's `server` URL.
+    pub(crate) server: String,
+    /// The cluster's `tls-server-name`.
+    pub(crate) server_name: Option<String>,
+    /// The cluster's CA and `insecure-skip-tls-verify`, the user's client certificate.
+    pub(crate) tls: TlsInputs,
+    /// The user's credentials.
+    pub(crate) auth: Auth,
 }
 
 fn named<'a>(doc: &'a Yaml, list: &str, name: &str, inner: &str) -> Option<&'a Yaml> {

@@ -13,11 +13,11 @@ use std::sync::Arc;
 #[derive(Default)]
 pub(crate) struct TlsInputs {
     /// The CA bundle; `None` means the system roots.
-    pub ca_pem: Option<Vec<u8>>,
+    pub(crate) ca_pem: Option<Vec<u8>>,
     /// kubeconfig's `insecure-skip-tls-verify`.
-    pub insecure: bool,
+    pub(crate) insecure: bool,
     /// The client certificate chain and its key.
-    pub client: Option<(Vec<u8>, Vec<u8>)>,
+    pub(crate) client: Option<(Vec<u8>, Vec<u8>)>,
 }
 
 /// Builds the client configuration (`ringdns_plugin::tls`), with client-go's messages.
