@@ -17,7 +17,7 @@ pub(crate) struct Backoff {
 
 impl Backoff {
     /// Delays as `tuning` says (client-go's by default).
-    pub fn new(t: &Tuning) -> Self {
+    pub(crate) fn new(t: &Tuning) -> Self {
         Backoff {
             init: t.backoff_init,
             cap: t.backoff_cap,
@@ -29,7 +29,7 @@ impl Backoff {
     }
 
     /// The delay before the next retry, at `now`.
-    pub fn delay(&mut self, now: Instant) -> Duration {
+    pub(crate) fn delay(&mut self, now: Instant) -> Duration {
         if self
             .last
             .is_none_or(|l| now.duration_since(l) >= self.reset)

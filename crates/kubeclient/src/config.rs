@@ -5,7 +5,7 @@
 use crate::limiter::Limiter;
 use crate::tls::{self, TlsInputs};
 use crate::{Limits, Tuning};
-use rustls_pki_types::ServerName;
+use rustls::pki_types::ServerName;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -19,8 +19,11 @@ pub struct ApiConfig {
     pub(crate) base_path: String,
     /// `None` for `http://`.
     pub(crate) tls: Option<(Arc<rustls::ClientConfig>, ServerName<'static>)>,
+    /// How each request authenticates.
     pub(crate) auth: Auth,
+    /// The token bucket and inflight limit every reflector of this configuration shares.
     pub(crate) limiter: Arc<Limiter>,
+    /// Timeouts, backoff and page size.
     pub(crate) tuning: Tuning,
 }
 
@@ -71,10 +74,14 @@ pub struct TlsFiles<'a> {
 /// A server URL split up.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct Url {
-    pub https: bool,
-    pub host: String,
-    pub connect: (String, u16),
-    pub path: String,
+    /// `https://` (else `http://`).
+    pub(crate) https: bool,
+    /// `host:port`, brackets kept for IPv6, the port filled in.
+    pub(crate) host: String,
+    /// The host without brackets, and the port.
+    pub(crate) connect: (String, u16),
+    /// The path, without a trailing `/`.
+    pub(crate) path: String,
 }
 
 /// Parses `http(s)://host[:port][/path]`: no user info, query or fragment.
@@ -293,9 +300,8 @@ mod tests {
 
     #[test]
     fn token_file_is_read_each_time() {
-        let dir = std::env::temp_dir().join(format!("kc-token-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let p = dir.join("token");
+        let dir = ringdns_testkit::TempDir::new("kc-token");
+        let p = dir.path().join("token");
         std::fs::write(&p, "one\n").unwrap();
         let a = Auth::TokenFile(p.clone());
         assert_eq!(a.header().unwrap().unwrap(), "Bearer one");
@@ -303,6 +309,5 @@ mod tests {
         assert_eq!(a.header().unwrap().unwrap(), "Bearer two");
         std::fs::write(&p, "  \n").unwrap();
         assert!(a.header().is_err());
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -14,6 +14,8 @@ use std::time::{Duration, Instant};
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// TCP keepalive (client-go's dialer: KeepAlive 30 s).
 const KEEPALIVE: Duration = Duration::from_secs(30);
+/// Of an error response's body, this much at most is read for its Status message.
+const MAX_STATUS_BODY: usize = 64 * 1024;
 
 /// The `User-Agent` of every request.
 pub(crate) fn user_agent() -> String {
@@ -34,8 +36,11 @@ pub(crate) enum Error {
     Transport(String),
     /// A response with a status other than 2xx.
     Status {
+        /// The HTTP status.
         code: u16,
+        /// Its `Retry-After` (seconds), for 429.
         retry_after: Option<Duration>,
+        /// The Status object's message, else the body's text.
         message: String,
     },
 }
@@ -54,11 +59,6 @@ impl std::fmt::Display for Error {
 pub(crate) trait Stream: Read + Write + Send {}
 impl<T: Read + Write + Send> Stream for T {}
 
-/// A response with a 2xx status and its body still on the wire.
-pub(crate) struct Response {
-    pub body: Body<Box<dyn Stream>>,
-}
-
 /// Sleeps `d` in slices of at most 100 ms; false if `stop` turned true.
 pub(crate) fn sleep(d: Duration, stop: &dyn Fn() -> bool) -> bool {
     let end = Instant::now() + d;
@@ -74,12 +74,13 @@ pub(crate) fn sleep(d: Duration, stop: &dyn Fn() -> bool) -> bool {
     }
 }
 
-/// GETs `path_query` (which starts with `/`).
+/// GETs `path_query` (which starts with `/`): the body of a 2xx response, still on the
+/// wire, or why there is none.
 pub(crate) fn get(
     cfg: &ApiConfig,
     path_query: &str,
     stop: &dyn Fn() -> bool,
-) -> Result<Response, Error> {
+) -> Result<Body<Box<dyn Stream>>, Error> {
     let wait = cfg.limiter.reserve();
     metrics::rate_limiter_duration("GET", &cfg.host, wait);
     if !sleep(wait, stop) {
@@ -96,16 +97,16 @@ pub(crate) fn get(
     }
     let (head, mut body) = r?;
     if (200..300).contains(&head.status) {
-        return Ok(Response { body });
+        return Ok(body);
     }
     let retry_after = head
         .header("retry-after")
         .and_then(|v| v.trim().parse::<u64>().ok())
         .map(Duration::from_secs);
-    // The Status object's message, if it comes within the idle time (64 KiB at most).
+    // The Status object's message, if it comes within the idle time.
     let mut text = Vec::new();
     let t = Instant::now();
-    while text.len() < 64 * 1024 && t.elapsed() < cfg.tuning.idle_timeout && !stop() {
+    while text.len() < MAX_STATUS_BODY && t.elapsed() < cfg.tuning.idle_timeout && !stop() {
         match body.step(&mut text) {
             Ok(http::Step::Data) | Ok(http::Step::Timeout) => {}
             Ok(http::Step::End) | Err(_) => break,
@@ -127,6 +128,7 @@ struct StatusMessage {
     message: Option<String>,
 }
 
+/// Connects, shakes hands, writes the request and reads the response head.
 fn send(
     cfg: &ApiConfig,
     path_query: &str,

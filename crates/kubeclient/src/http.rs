@@ -8,20 +8,22 @@
 use std::io::{self, Read};
 
 /// The response head is refused beyond this size.
-pub(crate) const MAX_HEAD: usize = 64 * 1024;
+const MAX_HEAD: usize = 64 * 1024;
 /// A chunk-size or trailer line longer than this is a broken stream.
 const MAX_LINE: usize = 4096;
 
 /// A parsed status line and header fields.
 #[derive(Debug)]
 pub(crate) struct Head {
-    pub status: u16,
-    pub headers: Vec<(String, String)>,
+    /// The status code.
+    pub(crate) status: u16,
+    /// The header fields in order, names as sent.
+    pub(crate) headers: Vec<(String, String)>,
 }
 
 impl Head {
     /// The first value of header `name` (case-insensitive).
-    pub fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
@@ -29,7 +31,7 @@ impl Head {
     }
 
     /// How the body is delimited (RFC 9112 §6.3, for responses to GET).
-    pub fn framing(&self) -> Result<Framing, String> {
+    pub(crate) fn framing(&self) -> Result<Framing, String> {
         if let Some(te) = self.header("transfer-encoding") {
             let last = te.rsplit(',').next().unwrap_or("").trim();
             if last.eq_ignore_ascii_case("chunked") {
@@ -56,12 +58,12 @@ impl Head {
 pub(crate) fn parse_head(buf: &[u8]) -> Result<Option<(Head, usize)>, String> {
     let Some(end) = find(buf, b"\r\n\r\n") else {
         if buf.len() > MAX_HEAD {
-            return Err("response headers exceed 64 KiB".into());
+            return Err(format!("response headers exceed {} KiB", MAX_HEAD / 1024));
         }
         return Ok(None);
     };
     if end + 4 > MAX_HEAD {
-        return Err("response headers exceed 64 KiB".into());
+        return Err(format!("response headers exceed {} KiB", MAX_HEAD / 1024));
     }
     let text = std::str::from_utf8(&buf[..end]).map_err(|_| "response head is not UTF-8")?;
     let mut lines = text.split("\r\n");
@@ -233,7 +235,7 @@ pub(crate) struct Body<R> {
 
 impl<R: Read> Body<R> {
     /// A body whose first bytes (read with the head) are `raw`.
-    pub fn new(conn: R, raw: Vec<u8>, framing: Framing) -> Self {
+    pub(crate) fn new(conn: R, raw: Vec<u8>, framing: Framing) -> Self {
         let done = framing == Framing::Length(0);
         Body {
             conn,
@@ -244,7 +246,7 @@ impl<R: Read> Body<R> {
     }
 
     /// Decodes what is buffered into `out`; if that gives nothing, reads once.
-    pub fn step(&mut self, out: &mut Vec<u8>) -> io::Result<Step> {
+    pub(crate) fn step(&mut self, out: &mut Vec<u8>) -> io::Result<Step> {
         loop {
             if self.done {
                 return Ok(Step::End);

@@ -7,12 +7,12 @@ use crate::tls::TlsInputs;
 use std::path::PathBuf;
 
 /// Where the kubelet mounts the service account.
-pub const SERVICEACCOUNT_DIR: &str = "/var/run/secrets/kubernetes.io/serviceaccount";
+const SERVICEACCOUNT_DIR: &str = "/var/run/secrets/kubernetes.io/serviceaccount";
 /// Test-only override of [`SERVICEACCOUNT_DIR`].
-pub const SERVICEACCOUNT_DIR_ENV: &str = "RINGDNS_K8S_SERVICEACCOUNT_DIR";
+const SERVICEACCOUNT_DIR_ENV: &str = "RINGDNS_K8S_SERVICEACCOUNT_DIR";
 
 /// client-go's `ErrNotInCluster` text.
-pub const NOT_IN_CLUSTER: &str = "unable to load in-cluster configuration, KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be defined";
+const NOT_IN_CLUSTER: &str = "unable to load in-cluster configuration, KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be defined";
 
 /// The service-account directory `env` points to.
 pub(crate) fn dir(env: &dyn Fn(&str) -> Option<String>) -> PathBuf {
@@ -93,8 +93,8 @@ mod tests {
 
     #[test]
     fn token_required_ca_optional_v6_host() {
-        let d = std::env::temp_dir().join(format!("kc-incluster-{}", std::process::id()));
-        std::fs::create_dir_all(&d).unwrap();
+        let tmp = ringdns_testkit::TempDir::new("kc-incluster");
+        let d = tmp.path();
         let mut m = HashMap::new();
         m.insert("KUBERNETES_SERVICE_HOST", "fd00::1".to_string());
         m.insert("KUBERNETES_SERVICE_PORT", "443".to_string());
@@ -109,6 +109,5 @@ mod tests {
         }
         std::fs::write(d.join("ca.crt"), "not a pem").unwrap();
         assert!(config(&env(&m)).unwrap_err().contains("root certificates"));
-        std::fs::remove_dir_all(&d).unwrap();
     }
 }

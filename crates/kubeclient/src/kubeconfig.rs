@@ -26,10 +26,14 @@ pub(crate) fn config(path: &Path, context: Option<&str>) -> Result<ApiConfig, St
 
 /// What a kubeconfig says for one context.
 pub(crate) struct Selected {
-    pub server: String,
-    pub server_name: Option<String>,
-    pub tls: TlsInputs,
-    pub auth: Auth,
+    /// The cluster's `server` URL.
+    pub(crate) server: String,
+    /// The cluster's `tls-server-name`.
+    pub(crate) server_name: Option<String>,
+    /// The cluster's CA and `insecure-skip-tls-verify`, the user's client certificate.
+    pub(crate) tls: TlsInputs,
+    /// The user's credentials.
+    pub(crate) auth: Auth,
 }
 
 fn named<'a>(doc: &'a Yaml, list: &str, name: &str, inner: &str) -> Option<&'a Yaml> {
@@ -211,17 +215,18 @@ users:
 
     #[test]
     fn current_context_and_relative_paths() {
-        let dir = std::env::temp_dir().join(format!("kc-kubeconfig-{}", std::process::id()));
+        let tmp = ringdns_testkit::TempDir::new("kc-kubeconfig");
+        let dir = tmp.path();
         std::fs::create_dir_all(dir.join("certs")).unwrap();
         std::fs::write(dir.join("certs/ca.pem"), "CAPEM").unwrap();
-        let s = select(FILE, &dir, None).unwrap();
+        let s = select(FILE, dir, None).unwrap();
         assert_eq!(s.server, "https://127.0.0.1:6443");
         assert_eq!(s.server_name.as_deref(), Some("kubernetes.default.svc"));
         assert_eq!(s.tls.ca_pem.as_deref(), Some(&b"CAPEM"[..]));
         assert_eq!(s.auth, Auth::TokenFile(dir.join("secrets/token")));
-        std::fs::remove_dir_all(&dir).unwrap();
+        std::fs::remove_dir_all(dir).unwrap();
         // The CA file is gone: its path is named.
-        let e = select(FILE, &dir, None).err().unwrap();
+        let e = select(FILE, dir, None).err().unwrap();
         assert!(e.contains("certs/ca.pem"), "{e}");
     }
 

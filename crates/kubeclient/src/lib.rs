@@ -16,6 +16,8 @@
 //! - CoreDNS's `coredns_kubernetes_rest_client_*` metrics.
 
 #![forbid(unsafe_code)]
+// What is not part of the API above is pub(crate) at most.
+#![warn(unreachable_pub)]
 
 mod backoff;
 mod config;
@@ -30,9 +32,6 @@ mod reflector;
 mod tls;
 
 pub use config::{ApiConfig, TlsFiles};
-pub use incluster::{NOT_IN_CLUSTER, SERVICEACCOUNT_DIR, SERVICEACCOUNT_DIR_ENV};
-pub use limiter::{DEFAULT_BURST, DEFAULT_QPS};
-pub use metrics::DEF_BUCKETS;
 pub use serde_json::value::RawValue;
 
 use std::sync::Arc;

@@ -9,9 +9,9 @@ use std::time::{Duration, Instant};
 
 /// client-go's `rest.DefaultQPS`, used when `apiserver_qps` is unset or 0 (CoreDNS only
 /// overrides the config when the value is > 0).
-pub const DEFAULT_QPS: f64 = 5.0;
+const DEFAULT_QPS: f64 = 5.0;
 /// client-go's `rest.DefaultBurst`, for `apiserver_burst` unset or 0.
-pub const DEFAULT_BURST: u32 = 10;
+const DEFAULT_BURST: u32 = 10;
 
 struct Bucket {
     tokens: f64,
@@ -29,7 +29,8 @@ pub(crate) struct Limiter {
 }
 
 impl Limiter {
-    pub fn new(l: Limits) -> Self {
+    /// The limits `l` asks for, client-go's defaults where it asks for none.
+    pub(crate) fn new(l: Limits) -> Self {
         let qps = l.qps.filter(|q| *q > 0.0).unwrap_or(DEFAULT_QPS);
         let burst = l.burst.filter(|b| *b > 0).unwrap_or(DEFAULT_BURST) as f64;
         Limiter {
@@ -46,7 +47,7 @@ impl Limiter {
     }
 
     /// Takes a token and says how long to wait for it (zero when one was there).
-    pub fn reserve(&self) -> Duration {
+    pub(crate) fn reserve(&self) -> Duration {
         let mut b = self.bucket.lock().unwrap_or_else(|e| e.into_inner());
         let now = Instant::now();
         let refill = now.duration_since(b.last).as_secs_f64() * self.qps;
@@ -62,7 +63,7 @@ impl Limiter {
 
     /// Waits for an inflight slot (none without `max_inflight`), checking `stop` every
     /// 100 ms; `None` when stopped.
-    pub fn enter(&self, stop: &dyn Fn() -> bool) -> Option<Slot<'_>> {
+    pub(crate) fn enter(&self, stop: &dyn Fn() -> bool) -> Option<Slot<'_>> {
         if self.max_inflight == 0 {
             return Some(Slot(None));
         }

@@ -11,15 +11,10 @@
 //! Requests are rare (a list, then one watch every 5–10 minutes per kind), so one Mutex
 //! guards them; it also keeps each histogram single-writer.
 
-use ringdns_plugin::metrics::{Desc, Histogram, Kind, Sink, Source, registry};
+use ringdns_plugin::metrics::{DEF_BUCKETS, Desc, Histogram, Kind, Sink, Source, registry};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, Once};
 use std::time::Duration;
-
-/// Prometheus' DefBuckets (client_golang `prometheus.DefBuckets`).
-pub const DEF_BUCKETS: &[f64] = &[
-    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
-];
 
 static REQUEST_DURATION: Desc = Desc {
     name: "coredns_kubernetes_rest_client_request_duration_seconds",

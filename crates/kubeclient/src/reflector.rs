@@ -9,8 +9,8 @@
 //!    (client-go's constants) and re-watches; 429 waits for its Retry-After.
 
 use crate::backoff::Backoff;
-use crate::conn::{self, Error};
-use crate::http::Step;
+use crate::conn::{self, Error, Stream};
+use crate::http::{Body, Step};
 use crate::{ApiConfig, Event, Watch, query};
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -65,12 +65,8 @@ struct Status {
     message: Option<String>,
 }
 
-/// How a watch (or list) ended.
-enum End {
-    /// The stream ended normally: watch again from the same resourceVersion.
-    Closed,
-    /// 410 Gone / Expired: list again now.
-    Expired,
+/// Why a list or a watch gave up.
+enum Fail {
     /// Stop was set or the receiver is gone.
     Stopped,
     /// Back off (or wait `after`), then retry.
@@ -80,23 +76,54 @@ enum End {
     },
 }
 
-impl From<Error> for End {
-    fn from(e: Error) -> End {
-        match e {
-            Error::Stopped => End::Stopped,
-            Error::Status { code: 410, .. } => End::Expired,
+/// A retry after the next backoff delay.
+fn retry(msg: impl Into<String>) -> Fail {
+    Fail::Retry {
+        msg: msg.into(),
+        after: None,
+    }
+}
+
+impl From<Error> for Fail {
+    fn from(e: Error) -> Fail {
+        let after = match e {
+            Error::Stopped => return Fail::Stopped,
+            // 429 waits for its Retry-After.
             Error::Status {
                 code: 429,
                 retry_after,
-                ref message,
-            } => End::Retry {
-                msg: format!("HTTP 429: {message}"),
-                after: retry_after,
-            },
-            e => End::Retry {
-                msg: e.to_string(),
-                after: None,
-            },
+                ..
+            } => retry_after,
+            _ => None,
+        };
+        Fail::Retry {
+            msg: e.to_string(),
+            after,
+        }
+    }
+}
+
+/// How a watch ended.
+enum End {
+    /// The stream ended normally: watch again from the same resourceVersion.
+    Closed,
+    /// 410 Gone / Expired: list again now.
+    Expired,
+    /// Stopped, or an error to back off from.
+    Failed(Fail),
+}
+
+impl From<Fail> for End {
+    fn from(f: Fail) -> End {
+        End::Failed(f)
+    }
+}
+
+impl From<Error> for End {
+    fn from(e: Error) -> End {
+        match e {
+            Error::Status { code: 410, .. } => End::Expired,
+            e => End::Failed(e.into()),
         }
     }
 }
@@ -113,6 +140,7 @@ pub(crate) fn type_name(path: &str) -> String {
     }
 }
 
+/// The list+watch loop of one [`Watch`], run on its own thread by `spawn_reflector`.
 pub(crate) struct Reflector {
     cfg: Arc<ApiConfig>,
     watch: Watch,
@@ -123,7 +151,8 @@ pub(crate) struct Reflector {
 }
 
 impl Reflector {
-    pub fn new(
+    /// A reflector of `watch` on the API of `cfg`, sending to `sink` until `stop`.
+    pub(crate) fn new(
         cfg: Arc<ApiConfig>,
         watch: Watch,
         sink: Sender<(u8, Event)>,
@@ -156,18 +185,16 @@ impl Reflector {
             Some(a) => a.min(MAX_RETRY_AFTER),
             None => self.backoff.delay(Instant::now()),
         };
-        let stop = self.stop.clone();
-        conn::sleep(d, &move || stop.load(Ordering::Relaxed))
+        conn::sleep(d, &|| self.stopped())
     }
 
     /// Runs until stopped.
-    pub fn run(mut self) {
+    pub(crate) fn run(mut self) {
         while !self.stopped() {
             let (items, mut rv) = match self.list() {
                 Ok(l) => l,
-                Err(End::Stopped) => return,
-                Err(End::Closed | End::Expired) => continue,
-                Err(End::Retry { msg, after }) => {
+                Err(Fail::Stopped) => return,
+                Err(Fail::Retry { msg, after }) => {
                     ringdns_plugin::error!(
                         "plugin/kubernetes: Failed to watch {t}: failed to list {t}: {msg}",
                         t = self.type_name
@@ -185,8 +212,8 @@ impl Reflector {
                 match self.watch_once(&mut rv) {
                     End::Closed => {}
                     End::Expired => break,
-                    End::Stopped => return,
-                    End::Retry { msg, after } => {
+                    End::Failed(Fail::Stopped) => return,
+                    End::Failed(Fail::Retry { msg, after }) => {
                         ringdns_plugin::warning!(
                             "plugin/kubernetes: watch of {} ended with error: {msg}",
                             self.type_name
@@ -220,44 +247,33 @@ impl Reflector {
     }
 
     /// Reads a whole (non-watch) body, bounded by the idle timeout between bytes.
-    fn read_all(&self, mut resp: conn::Response) -> Result<Vec<u8>, End> {
+    fn read_all(&self, mut body: Body<Box<dyn Stream>>) -> Result<Vec<u8>, Fail> {
         let mut out = Vec::new();
         let mut last = Instant::now();
         loop {
-            match resp.body.step(&mut out) {
+            match body.step(&mut out) {
                 Ok(Step::Data) => {
                     last = Instant::now();
                     if out.len() > MAX_BODY {
-                        return Err(End::Retry {
-                            msg: "response body too large".into(),
-                            after: None,
-                        });
+                        return Err(retry("response body too large"));
                     }
                 }
                 Ok(Step::End) => return Ok(out),
                 Ok(Step::Timeout) => {
                     if self.stopped() {
-                        return Err(End::Stopped);
+                        return Err(Fail::Stopped);
                     }
                     if last.elapsed() > self.cfg.tuning.idle_timeout {
-                        return Err(End::Retry {
-                            msg: "timeout reading the list".into(),
-                            after: None,
-                        });
+                        return Err(retry("timeout reading the list"));
                     }
                 }
-                Err(e) => {
-                    return Err(End::Retry {
-                        msg: format!("read: {e}"),
-                        after: None,
-                    });
-                }
+                Err(e) => return Err(retry(format!("read: {e}"))),
             }
         }
     }
 
     /// Lists every page; the items and the list's resourceVersion.
-    fn list(&mut self) -> Result<(Vec<Box<RawValue>>, String), End> {
+    fn list(&self) -> Result<(Vec<Box<RawValue>>, String), Fail> {
         let mut restarts = 0;
         'restart: loop {
             let mut items = Vec::new();
@@ -269,11 +285,10 @@ impl Reflector {
                     query::push(&mut q, "continue", c);
                 }
                 self.selectors(&mut q);
-                let stop = self.stop.clone();
-                let r = conn::get(&self.cfg, &format!("{}?{q}", self.watch.path), &move || {
-                    stop.load(Ordering::Relaxed)
+                let r = conn::get(&self.cfg, &format!("{}?{q}", self.watch.path), &|| {
+                    self.stopped()
                 });
-                let resp = match r {
+                let stream = match r {
                     Ok(r) => r,
                     Err(Error::Status { code: 410, .. })
                         if cont.is_some() && restarts < MAX_LIST_RESTARTS =>
@@ -282,21 +297,12 @@ impl Reflector {
                         restarts += 1;
                         continue 'restart;
                     }
-                    Err(Error::Status {
-                        code: 410, message, ..
-                    }) => {
-                        return Err(End::Retry {
-                            msg: format!("HTTP 410: {message}"),
-                            after: None,
-                        });
-                    }
+                    // Any other 410 too is an error here: a list has nothing to relist from.
                     Err(e) => return Err(e.into()),
                 };
-                let body = self.read_all(resp)?;
-                let page: List = serde_json::from_slice(&body).map_err(|e| End::Retry {
-                    msg: format!("unable to decode the list: {e}"),
-                    after: None,
-                })?;
+                let body = self.read_all(stream)?;
+                let page: List = serde_json::from_slice(&body)
+                    .map_err(|e| retry(format!("unable to decode the list: {e}")))?;
                 items.extend(page.items.unwrap_or_default());
                 match page.metadata.cont.filter(|c| !c.is_empty()) {
                     Some(c) => cont = Some(c),
@@ -306,15 +312,12 @@ impl Reflector {
                     }
                 }
             }
-            return Err(End::Retry {
-                msg: format!("more than {MAX_PAGES} pages"),
-                after: None,
-            });
+            return Err(retry(format!("more than {MAX_PAGES} pages")));
         }
     }
 
     /// One watch request and its stream; `rv` follows the events.
-    fn watch_once(&mut self, rv: &mut String) -> End {
+    fn watch_once(&self, rv: &mut String) -> End {
         let t = &self.cfg.tuning;
         let min = t.min_watch_timeout.as_secs();
         let timeout = min + fastrand::u64(0..=min);
@@ -325,11 +328,9 @@ impl Reflector {
         query::push(&mut q, "watch", "true");
         self.selectors(&mut q);
         let watchdog = Duration::from_secs(timeout) + t.watchdog_slack;
-        let short_watch = t.short_watch;
-        let stop = self.stop.clone();
         let started = Instant::now();
-        let mut resp = match conn::get(&self.cfg, &format!("{}?{q}", self.watch.path), &move || {
-            stop.load(Ordering::Relaxed)
+        let mut body = match conn::get(&self.cfg, &format!("{}?{q}", self.watch.path), &|| {
+            self.stopped()
         }) {
             Ok(r) => r,
             Err(e) => return e.into(),
@@ -339,37 +340,28 @@ impl Reflector {
         let mut events = 0u64;
         loop {
             let before = buf.len();
-            match resp.body.step(&mut buf) {
+            match body.step(&mut buf) {
                 Ok(Step::Data) => last_byte = Instant::now(),
                 Ok(Step::Timeout) => {
                     if self.stopped() {
-                        return End::Stopped;
+                        return Fail::Stopped.into();
                     }
                     if last_byte.elapsed() > watchdog {
-                        return End::Retry {
-                            msg: format!("no data for {} s", watchdog.as_secs()),
-                            after: None,
-                        };
+                        return retry(format!("no data for {} s", watchdog.as_secs())).into();
                     }
                     continue;
                 }
                 Ok(Step::End) => {
-                    if events == 0 && started.elapsed() < short_watch {
+                    if events == 0 && started.elapsed() < t.short_watch {
                         // client-go's VeryShortWatchError: a server that closes at once.
-                        return End::Retry {
-                            msg: "very short watch: the server closed it at once with no events"
-                                .into(),
-                            after: None,
-                        };
+                        return retry(
+                            "very short watch: the server closed it at once with no events",
+                        )
+                        .into();
                     }
                     return End::Closed;
                 }
-                Err(e) => {
-                    return End::Retry {
-                        msg: format!("read: {e}"),
-                        after: None,
-                    };
-                }
+                Err(e) => return retry(format!("read: {e}")).into(),
             }
             // Every complete line is an event; a partial one waits for more bytes.
             let mut start = 0;
@@ -387,16 +379,13 @@ impl Reflector {
             }
             buf.drain(..start);
             if buf.len() > MAX_BODY {
-                return End::Retry {
-                    msg: "watch event too large".into(),
-                    after: None,
-                };
+                return retry("watch event too large").into();
             }
         }
     }
 
     /// Handles one line; Ok(true) when it was an event.
-    fn event(&mut self, line: &[u8], rv: &mut String) -> Result<bool, End> {
+    fn event(&self, line: &[u8], rv: &mut String) -> Result<bool, End> {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         if line.iter().all(u8::is_ascii_whitespace) {
             return Ok(false);
@@ -411,26 +400,12 @@ impl Reflector {
                 return Ok(false);
             }
         };
-        let new_rv = || {
-            serde_json::from_str::<Object>(ev.object.get())
-                .ok()
-                .and_then(|o| o.metadata.resource_version)
-        };
-        let event = match ev.kind.as_str() {
-            "ADDED" | "MODIFIED" | "DELETED" => {
-                if let Some(v) = new_rv() {
-                    *rv = v;
-                }
-                match ev.kind.as_str() {
-                    "ADDED" => Event::Added(ev.object),
-                    "MODIFIED" => Event::Modified(ev.object),
-                    _ => Event::Deleted(ev.object),
-                }
-            }
+        let event: fn(Box<RawValue>) -> Event = match ev.kind.as_str() {
+            "ADDED" => Event::Added,
+            "MODIFIED" => Event::Modified,
+            "DELETED" => Event::Deleted,
             "BOOKMARK" => {
-                if let Some(v) = new_rv() {
-                    *rv = v;
-                }
+                follow(rv, &ev.object);
                 return Ok(true);
             }
             "ERROR" => {
@@ -440,10 +415,7 @@ impl Reflector {
                     return Err(End::Expired);
                 }
                 let msg = s.and_then(|s| s.message).unwrap_or_default();
-                return Err(End::Retry {
-                    msg: format!("watch error {}: {msg}", code.unwrap_or(0)),
-                    after: None,
-                });
+                return Err(retry(format!("watch error {}: {msg}", code.unwrap_or(0))).into());
             }
             other => {
                 ringdns_plugin::error!(
@@ -453,9 +425,20 @@ impl Reflector {
                 return Ok(false);
             }
         };
-        if !self.send(event) {
-            return Err(End::Stopped);
+        follow(rv, &ev.object);
+        if !self.send(event(ev.object)) {
+            return Err(Fail::Stopped.into());
         }
         Ok(true)
+    }
+}
+
+/// Moves `rv` to the resourceVersion of `object`, if it has one.
+fn follow(rv: &mut String, object: &RawValue) {
+    if let Some(v) = serde_json::from_str::<Object>(object.get())
+        .ok()
+        .and_then(|o| o.metadata.resource_version)
+    {
+        *rv = v;
     }
 }

@@ -1,87 +1,54 @@
 //! The rustls client configuration of an API server: its CA (or the system roots),
-//! `insecure-skip-tls-verify`, and a client certificate.
+//! `insecure-skip-tls-verify`, and a client certificate. `ringdns_plugin::tls` builds it,
+//! as it builds forward's; the verifier of `insecure-skip-tls-verify` is this crate's.
 
+use ringdns_plugin::tls::{self, ClientCert, TlsError, Verify};
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-use rustls::crypto::{CryptoProvider, ring};
-use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
-use rustls_pki_types::pem::PemObject;
-use rustls_pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+use rustls::crypto::CryptoProvider;
+use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::{ClientConfig, DigitallySignedStruct, SignatureScheme};
 use std::sync::Arc;
 
 /// What a configuration source gathered about TLS, as PEM bytes.
 #[derive(Default)]
 pub(crate) struct TlsInputs {
     /// The CA bundle; `None` means the system roots.
-    pub ca_pem: Option<Vec<u8>>,
+    pub(crate) ca_pem: Option<Vec<u8>>,
     /// kubeconfig's `insecure-skip-tls-verify`.
-    pub insecure: bool,
+    pub(crate) insecure: bool,
     /// The client certificate chain and its key.
-    pub client: Option<(Vec<u8>, Vec<u8>)>,
+    pub(crate) client: Option<(Vec<u8>, Vec<u8>)>,
 }
 
-fn provider() -> Arc<CryptoProvider> {
-    Arc::new(ring::default_provider())
-}
-
-/// Builds the client configuration.
+/// Builds the client configuration (`ringdns_plugin::tls`), with client-go's messages.
 pub(crate) fn client_config(i: &TlsInputs) -> Result<Arc<ClientConfig>, String> {
-    let builder = ClientConfig::builder_with_provider(provider())
-        .with_safe_default_protocol_versions()
-        .map_err(|e| e.to_string())?;
-    let builder = if i.insecure {
-        builder
-            .dangerous()
-            .with_custom_certificate_verifier(Arc::new(NoVerify(provider())))
+    let verify = if i.insecure {
+        Verify::Custom(Arc::new(NoVerify(tls::provider())))
     } else {
-        let mut roots = RootCertStore::empty();
         match &i.ca_pem {
-            Some(pem) => {
-                let certs =
-                    certs(pem).map_err(|e| format!("unable to load root certificates: {e}"))?;
-                for c in certs {
-                    roots
-                        .add(c)
-                        .map_err(|e| format!("unable to load root certificates: {e}"))?;
-                }
-            }
+            Some(pem) => Verify::Roots(
+                tls::ca_roots(pem).map_err(|e| format!("unable to load root certificates: {e}"))?,
+            ),
             None => {
-                let found = rustls_native_certs::load_native_certs();
-                for c in found.certs {
-                    let _ = roots.add(c);
-                }
+                let (roots, errors) = tls::system_roots();
                 if roots.is_empty() {
                     return Err(format!(
-                        "no system root certificates found ({} errors)",
-                        found.errors.len()
+                        "no system root certificates found ({errors} errors)"
                     ));
                 }
+                Verify::Roots(roots)
             }
         }
-        builder.with_root_certificates(roots)
     };
-    let cfg = match &i.client {
-        Some((cert, key)) => {
-            let chain =
-                certs(cert).map_err(|e| format!("unable to load client certificate: {e}"))?;
-            let key = PrivateKeyDer::from_pem_slice(key)
-                .map_err(|e| format!("unable to load client key: {e}"))?;
-            builder
-                .with_client_auth_cert(chain, key)
-                .map_err(|e| format!("unable to use client certificate: {e}"))?
-        }
-        None => builder.with_no_client_auth(),
-    };
-    Ok(Arc::new(cfg))
-}
-
-fn certs(pem: &[u8]) -> Result<Vec<CertificateDer<'static>>, String> {
-    let certs = CertificateDer::pem_slice_iter(pem)
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| e.to_string())?;
-    if certs.is_empty() {
-        return Err("no PEM certificate found".into());
-    }
-    Ok(certs)
+    let client = i
+        .client
+        .as_ref()
+        .map(|(chain, key)| ClientCert { chain, key });
+    tls::client_config(verify, client).map_err(|e| match e {
+        TlsError::Chain(e) => format!("unable to load client certificate: {e}"),
+        TlsError::Key(e) => format!("unable to load client key: {e}"),
+        TlsError::Pair(e) => format!("unable to use client certificate: {e}"),
+    })
 }
 
 /// The name the server's certificate must hold: `tls-server-name`, else the URL's host.

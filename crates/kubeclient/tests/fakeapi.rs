@@ -1,9 +1,9 @@
 //! The client against testkit's fake API server over real sockets on loopback.
 
 use ringdns_kubeclient::{ApiConfig, Event, TlsFiles, Tuning, Watch, spawn_reflector};
+use ringdns_testkit::TempDir;
 use ringdns_testkit::kubeapi::{ApiRequest, FakeApi, FakeApiOptions, objects};
 use serde_json::Value;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, channel};
@@ -26,17 +26,11 @@ fn fast() -> Tuning {
     }
 }
 
-fn tempdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("kc-it-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-/// A config for `api` through its kubeconfig (token, CA by relative path).
+/// A config for `api` through its kubeconfig (token, CA by relative path); the files are
+/// read here, so their directory goes with the call.
 fn config(api: &FakeApi, name: &str) -> ApiConfig {
-    let dir = tempdir(name);
-    ApiConfig::from_kubeconfig(&api.kubeconfig(&dir), None)
+    let dir = TempDir::new(&format!("kc-{name}"));
+    ApiConfig::from_kubeconfig(&api.kubeconfig(dir.path()), None)
         .unwrap()
         .with_tuning(fast())
 }
@@ -488,7 +482,9 @@ fn server_errors_back_off_and_recover() {
 fn unauthorized_then_rotated_token_in_the_incluster_dir() {
     let api = FakeApi::start();
     api.apply(svc("default", "a", "10.0.0.1"));
-    let dir = api.incluster_dir(&tempdir("incluster"));
+    // The token file is read before each request: the directory lives as long as the test.
+    let sa = TempDir::new("kc-incluster");
+    let dir = api.incluster_dir(sa.path());
     let env: Vec<(String, String)> = api
         .incluster_env()
         .into_iter()
@@ -530,8 +526,8 @@ fn kubeconfig_context_argument() {
     let api = FakeApi::start();
     api.apply(objects::namespace("default", &[("team", "a")]));
     api.apply(objects::namespace("other", &[]));
-    let dir = tempdir("context");
-    let p = api.kubeconfig(&dir);
+    let dir = TempDir::new("kc-context");
+    let p = api.kubeconfig(dir.path());
     let text = std::fs::read_to_string(&p)
         .unwrap()
         .replace("current-context: fake", "current-context: unreachable");
@@ -566,8 +562,9 @@ fn client_certificate_required() {
             .phase("Failed")
             .build(),
     );
-    let dir = tempdir("clientcert");
-    let (cert, key, ca) = api.client_cert_files(&dir);
+    let tmp = TempDir::new("kc-clientcert");
+    let dir = tmp.path();
+    let (cert, key, ca) = api.client_cert_files(dir);
     let cfg = ApiConfig::from_endpoint(
         &api.url(),
         Some(TlsFiles {
@@ -585,6 +582,13 @@ fn client_certificate_required() {
         lists(&api.requests(), "/api/v1/pods")[0].param("fieldSelector"),
         Some(fs)
     );
+    drop(r);
+    // The same certificate through testkit's kubeconfig, in its base64 -data fields.
+    let cfg = ApiConfig::from_kubeconfig(&api.kubeconfig(dir), None)
+        .unwrap()
+        .with_tuning(fast());
+    let r = run(cfg, "/api/v1/pods", None, Some(fs));
+    assert_eq!(r.replace(), ["p1"]);
     drop(r);
     // The CA alone (no client certificate): the handshake is refused, no request is seen.
     let n = api.requests().len();

@@ -87,6 +87,12 @@ pub const DURATION_BUCKETS: &[f64] = &[
     2.048, 4.096, 8.192,
 ];
 
+/// Prometheus's default buckets, seconds (client_golang's `prometheus.DefBuckets`): the
+/// families CoreDNS takes from client-go keep them (the Kubernetes rest-client latencies).
+pub const DEF_BUCKETS: &[f64] = &[
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+];
+
 /// CoreDNS's size buckets (bytes), for request and response sizes.
 pub const SIZE_BUCKETS: &[f64] = &[
     0.0, 100.0, 200.0, 300.0, 400.0, 511.0, 1023.0, 2047.0, 4095.0, 8291.0, 16e3, 32e3, 48e3, 64e3,

@@ -38,6 +38,8 @@ pub mod snapshot;
 pub mod spare;
 mod status;
 pub mod stream;
+#[cfg(feature = "tls")]
+pub mod tls;
 pub mod wrap;
 
 pub use chain::{End, Handler, Link};

@@ -11,6 +11,7 @@ use ringdns_plugin::corefile::{Dispenser, parse};
 use ringdns_plugin::wire::Query;
 use ringdns_plugin::{BlockSetup, Handler, Outcome, Plugin, Request, Serve, Status};
 use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 
 /// Runs plugin `P`'s setup on the first directive of a one-block Corefile `text`, for a
 /// plugin's tests of what setup leaves in the block, or of its `FILE:LINE - message`.
@@ -84,6 +85,33 @@ pub fn wire_name(name: &str) -> Vec<u8> {
     out
 }
 
+/// A directory of a test's own under the system's temp dir, removed with its contents
+/// when dropped, so that a test, passing or failing, leaves nothing behind.
+pub struct TempDir(PathBuf);
+
+impl TempDir {
+    /// A new empty directory; `tag` is in its name, for whoever looks meanwhile.
+    pub fn new(tag: &str) -> TempDir {
+        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let p = std::env::temp_dir().join(format!("ringdns-{tag}-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).expect("create a temp dir");
+        TempDir(p)
+    }
+
+    /// Where it is.
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 /// A next plugin for a plugin's tests: answers nothing and returns its rcode, so a test
 /// that sees that rcode knows the query reached the next plugin (as CoreDNS's tests'
 /// `NextHandler` returns a code of its own).
@@ -143,4 +171,21 @@ pub fn serve_once<S: Serve>(
         }
     };
     (status, reply)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TempDir;
+
+    #[test]
+    fn temp_dirs_are_their_own_and_go_away() {
+        let (a, b) = (TempDir::new("t"), TempDir::new("t"));
+        assert_ne!(a.path(), b.path());
+        std::fs::create_dir_all(a.path().join("sub")).unwrap();
+        std::fs::write(a.path().join("sub/f"), "x").unwrap();
+        let p = a.path().to_path_buf();
+        drop(a);
+        assert!(!p.exists());
+        assert!(b.path().is_dir());
+    }
 }

@@ -1,50 +1,36 @@
 //! The rustls client configuration of a forward line: system roots or the `tls` CA, an
-//! optional client certificate, TLS 1.2 at least (as CoreDNS).
+//! optional client certificate, TLS 1.2 at least (as CoreDNS), built by
+//! `ringdns_plugin::tls` from the files the line names.
 
 use super::config::TlsSettings;
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use ringdns_plugin::tls::{self, ClientCert, TlsError, Verify};
+use std::fmt::Display;
+use std::path::Path;
 use std::sync::Arc;
 
 /// Builds the client configuration; errors are messages for the Corefile error.
 pub fn client_config(t: &TlsSettings) -> Result<Arc<rustls::ClientConfig>, String> {
-    let mut roots = rustls::RootCertStore::empty();
-    match &t.ca {
-        Some(ca) => {
-            for cert in CertificateDer::pem_file_iter(ca)
-                .map_err(|e| format!("tls CA {}: {e}", ca.display()))?
-            {
-                let cert = cert.map_err(|e| format!("tls CA {}: {e}", ca.display()))?;
-                roots
-                    .add(cert)
-                    .map_err(|e| format!("tls CA {}: {e}", ca.display()))?;
-            }
-        }
-        None => {
-            let native = rustls_native_certs::load_native_certs();
-            for cert in native.certs {
-                let _ = roots.add(cert);
-            }
-        }
-    }
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let builder = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|e| e.to_string())?
-        .with_root_certificates(roots);
-    let config = match (&t.cert, &t.key) {
-        (Some(cert), Some(key)) => {
-            let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(cert)
-                .map_err(|e| format!("tls certificate {}: {e}", cert.display()))?
-                .collect::<Result<_, _>>()
-                .map_err(|e| format!("tls certificate {}: {e}", cert.display()))?;
-            let key = PrivateKeyDer::from_pem_file(key)
-                .map_err(|e| format!("tls key {}: {e}", key.display()))?;
-            builder
-                .with_client_auth_cert(chain, key)
-                .map_err(|e| e.to_string())?
-        }
-        _ => builder.with_no_client_auth(),
+    let roots = match &t.ca {
+        Some(ca) => tls::ca_roots(&read("tls CA", ca)?).map_err(|e| named("tls CA", ca, e))?,
+        None => tls::system_roots().0,
     };
-    Ok(Arc::new(config))
+    let pems = match (&t.cert, &t.key) {
+        (Some(cert), Some(key)) => Some((read("tls certificate", cert)?, read("tls key", key)?)),
+        _ => None,
+    };
+    let client = pems.as_ref().map(|(chain, key)| ClientCert { chain, key });
+    tls::client_config(Verify::Roots(roots), client).map_err(|e| match (e, &t.cert, &t.key) {
+        (TlsError::Chain(e), Some(cert), _) => named("tls certificate", cert, e),
+        (TlsError::Key(e), _, Some(key)) => named("tls key", key, e),
+        (TlsError::Chain(e) | TlsError::Key(e) | TlsError::Pair(e), _, _) => e,
+    })
+}
+
+/// `WHAT PATH: error`, as the line's errors name a file.
+fn named(what: &str, path: &Path, e: impl Display) -> String {
+    format!("{what} {}: {e}", path.display())
+}
+
+fn read(what: &str, path: &Path) -> Result<Vec<u8>, String> {
+    std::fs::read(path).map_err(|e| named(what, path, e))
 }

@@ -24,6 +24,7 @@ mod selector;
 pub use pki::Pki;
 pub use selector::Selector;
 
+use base64::Engine as _;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::server::WebPkiClientVerifier;
@@ -258,7 +259,7 @@ impl FakeApi {
     pub fn kubeconfig(&self, dir: &Path) -> PathBuf {
         use std::fmt::Write as _;
         std::fs::write(dir.join("ca.crt"), &self.pki.ca_pem).expect("write ca.crt");
-        let b64 = |s: &str| base64(s.as_bytes());
+        let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
         let mut user = String::new();
         if let Some(t) = &self.shared.lock().token {
             let _ = writeln!(user, "    token: {t}");
@@ -510,24 +511,6 @@ fn key_of(obj: &Value) -> (String, String) {
         m["namespace"].as_str().unwrap_or("").to_string(),
         m["name"].as_str().unwrap_or("").to_string(),
     )
-}
-
-fn base64(b: &[u8]) -> String {
-    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::new();
-    for c in b.chunks(3) {
-        let n = (c[0] as u32) << 16
-            | (*c.get(1).unwrap_or(&0) as u32) << 8
-            | *c.get(2).unwrap_or(&0) as u32;
-        for i in 0..4 {
-            if i <= c.len() {
-                out.push(A[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }
 
 fn server_config(pki: &Pki, client_auth: bool) -> ServerConfig {
