@@ -3,7 +3,7 @@
 //! the wire rewrite can move the records: no record is copied here, nothing is allocated
 //! once the scratch vectors have grown to the section's size.
 
-use crate::prefer::Subnet;
+use ringdns_plugin::reverse::Cidr;
 use ringdns_plugin::wire::rtype::{A, AAAA, CNAME, MX};
 use std::net::IpAddr;
 use std::ops::Range;
@@ -161,12 +161,7 @@ fn top_index(items: &[Item], addresses: &[usize], rng: &mut fastrand::Rng) -> us
 /// `reorderRecords` with `prefer`, on the order a policy gave: cname, the addresses sorted
 /// by the first subnet they are in (those in none last, each group in its order), MX, the
 /// rest.
-pub fn prefer(
-    items: &[Item],
-    order: &mut Vec<usize>,
-    scratch: &mut Vec<usize>,
-    subnets: &[Subnet],
-) {
+pub fn prefer(items: &[Item], order: &mut Vec<usize>, scratch: &mut Vec<usize>, subnets: &[Cidr]) {
     let [_, addresses, ..] = regroup(items, order, scratch, PREFER_GROUPS);
     let rank = |i: usize| {
         items[i]
@@ -282,8 +277,8 @@ mod tests {
             item(CNAME, "", 1),
         ];
         let subnets = [
-            Subnet::parse("10.9.20.0/24").unwrap(),
-            Subnet::parse("192.168.1.0/24").unwrap(),
+            Cidr::parse("10.9.20.0/24").unwrap(),
+            Cidr::parse("192.168.1.0/24").unwrap(),
         ];
         let (mut order, mut s) = (vec![0, 1, 2, 3, 4, 5, 6], Vec::new());
         prefer(&items, &mut order, &mut s, &subnets);

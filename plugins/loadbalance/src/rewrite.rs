@@ -13,8 +13,8 @@
 
 use crate::compress::Table;
 use crate::order::{self, Item};
-use crate::prefer::Subnet;
 use crate::weights::Weights;
+use ringdns_plugin::reverse::Cidr;
 use ringdns_plugin::wire::rtype::{A, AAAA, CNAME, MX, NS, OPT, PTR, SOA, SRV, TSIG};
 use ringdns_plugin::wire::{Record, Section, expand_name, expand_rdata, records};
 use std::net::IpAddr;
@@ -79,7 +79,7 @@ pub fn rewrite(
     msg: &mut Vec<u8>,
     qtype: u16,
     policy: &Policy<'_>,
-    prefer: &[Subnet],
+    prefer: &[Cidr],
     s: &mut Scratch,
     max: usize,
 ) -> Done {

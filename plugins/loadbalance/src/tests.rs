@@ -3,8 +3,8 @@
 
 use super::*;
 use crate::order::Item;
-use crate::prefer::Subnet;
 use crate::rewrite::{Done, rewrite};
+use ringdns_plugin::reverse::Cidr;
 use ringdns_plugin::wire::rcode::NXDOMAIN;
 use ringdns_plugin::wire::rtype;
 use ringdns_plugin::wire::rtype::{A, AAAA, CNAME, MX, NS, OPT, TXT};
@@ -171,8 +171,8 @@ fn prefer_orders_by_subnet_and_weighted_by_weight() {
         .collect();
     let original = reply("www.example.org", A, NOERROR, &recs);
     let subnets = [
-        Subnet::parse("10.9.20.0/24").unwrap(),
-        Subnet::parse("192.168.1.0/24").unwrap(),
+        Cidr::parse("10.9.20.0/24").unwrap(),
+        Cidr::parse("192.168.1.0/24").unwrap(),
     ];
     let mut s = scratch(3);
     for _ in 0..50 {
