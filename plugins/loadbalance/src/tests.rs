@@ -2,7 +2,6 @@
 //! what is left alone, served in process with a next plugin that writes a given reply.
 
 use super::*;
-use crate::order::Item;
 use crate::rewrite::{Done, rewrite};
 use ringdns_plugin::reverse::Cidr;
 use ringdns_plugin::wire::rcode::NXDOMAIN;
@@ -203,16 +202,6 @@ fn prefer_orders_by_subnet_and_weighted_by_weight() {
         rewrite(&mut m, TXT, &Policy::Weighted(&w), &[], &mut s, 512),
         Done::Unchanged
     );
-}
-
-#[test]
-fn an_item_keeps_its_address() {
-    let i = Item {
-        rtype: A,
-        ip: Some("1.2.3.4".parse().unwrap()),
-        weight: 1,
-    };
-    assert_eq!(i.ip.unwrap().to_string(), "1.2.3.4");
 }
 
 /// A next plugin that writes a given reply.
