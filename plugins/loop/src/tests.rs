@@ -9,19 +9,7 @@ use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 
 fn config(text: &str) -> Result<Config, String> {
-    let cf = ringdns_plugin::corefile::parse("Corefile", text, &|n| n == "loop")
-        .map_err(|e| e.to_string())?;
-    let b = &cf.blocks[0];
-    let mut block = BlockSetup {
-        zones: b
-            .keys
-            .iter()
-            .flat_map(|k| ringdns_plugin::normalize::normalize_exact(&k.text).unwrap())
-            .collect(),
-        ..BlockSetup::default()
-    };
-    let directive = b.directives.iter().find(|d| d.name == "loop").unwrap();
-    Loop::setup(&mut Dispenser::new(&directive.tokens), &mut block).map_err(|e| e.to_string())
+    ringdns_testkit::config_with_zones::<Loop>(text).map(|(_, c)| c)
 }
 
 #[test]
