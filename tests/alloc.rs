@@ -979,3 +979,148 @@ fn cluster_answers_from_kubernetes_allocate_nothing() {
     let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(total, 0, "kubernetes answers allocated {total} times");
 }
+
+/// A zone whose answers loadbalance reorders: four addresses of one name (moved in place),
+/// a CNAME to them (moved in place after the CNAME), and three MX whose targets' addresses
+/// come in the additional section (the MX move: the reply is written anew, names compressed
+/// again).
+const LB_ZONE: &str = "$ORIGIN example.org.\n$TTL 1h\n\
+@ IN SOA ns1 hostmaster 1 2h 30m 2w 5m\n@ IN NS ns1\n\
+@ IN MX 10 mx1\n@ IN MX 20 mx2\n@ IN MX 30 mx3\n\
+ns1 IN A 192.0.2.53\nmx1 IN A 10.0.0.1\nmx2 IN A 10.0.0.2\nmx3 IN A 10.0.0.3\n\
+www IN A 10.0.1.1\nwww IN A 10.0.1.2\nwww IN A 10.0.1.3\nwww IN A 10.0.1.4\n\
+alias IN CNAME www\n";
+
+/// The RDATA of the `n`th record (from 0) of `section` in `reply`.
+fn nth_rdata(reply: &[u8], section: ringdns::wire::Section, n: usize) -> Vec<u8> {
+    let r = ringdns::wire::records(reply)
+        .unwrap()
+        .map(Result::unwrap)
+        .filter(|r| r.section == section)
+        .nth(n)
+        .expect("a record in the section");
+    reply[r.rdata].to_vec()
+}
+
+/// The distinct records seen in one place of a reply.
+type Seen = std::collections::BTreeSet<Vec<u8>>;
+
+/// loadbalance in front of file, with `options` in its block (the policy's line is
+/// `loadbalance POLICY`): the zone's answers served [`ITERATIONS`] times each after a
+/// warm-up, none allocating. Returns how many distinct records were seen, per query, first
+/// among the addresses (or MX) of the answer and first in the additional section.
+fn loadbalance_answers_allocate_nothing(
+    policy: &str,
+    options: &str,
+    files: &[(&str, &str)],
+) -> Vec<(usize, usize)> {
+    use ringdns::wire::Section;
+    let dir = std::env::temp_dir().join(format!(
+        "ringdns-alloc-lb-{}-{}",
+        policy.split_whitespace().next().unwrap_or("default"),
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("db.example.org"), LB_ZONE).unwrap();
+    for (name, text) in files {
+        std::fs::write(dir.join(name), text).unwrap();
+    }
+    let core = core_for(&format!(
+        "example.org:53 {{\n root {}\n loadbalance {policy} {{\n{options}\n }}\n file db.example.org {{\n  reload 0\n }}\n}}\n",
+        dir.display()
+    ));
+    let queries = [
+        common::query(0x1001, "www.example.org.", 1),
+        common::query(0x1002, "Alias.Example.ORG.", 1),
+        common::query(0x1003, "example.org.", 15),
+    ];
+    // (rcode, answers, additionals)
+    let expected = [(0, 4, 0), (0, 5, 0), (0, 3, 3)];
+    // Where the records that move are: the alias's addresses come after its CNAME.
+    let first_moving = [0, 1, 0];
+    let counts = check_counts(&expected);
+    // Filled between the counted queries, so these sets' allocations are not counted.
+    let seen: std::cell::RefCell<Vec<[Seen; 2]>> =
+        std::cell::RefCell::new(vec![Default::default(); queries.len()]);
+    let total = allocations_serving(&core, &queries, |i, reply| {
+        counts(i, reply);
+        let mut seen = seen.borrow_mut();
+        seen[i][0].insert(nth_rdata(reply, Section::Answer, first_moving[i]));
+        if expected[i].2 > 0 {
+            seen[i][1].insert(nth_rdata(reply, Section::Additional, 0));
+        }
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(
+        total,
+        0,
+        "loadbalance {policy} allocated {total} times in {} queries",
+        ITERATIONS * queries.len()
+    );
+    seen.into_inner()
+        .iter()
+        .map(|[a, b]| (a.len(), b.len()))
+        .collect()
+}
+
+/// round_robin: the addresses swapped in place, and the MX moved in a reply written anew,
+/// allocate nothing; `prefer` then puts mx2's address first in the additional section.
+#[test]
+fn loadbalance_reordering_allocates_nothing() {
+    let seen = loadbalance_answers_allocate_nothing("round_robin", "  prefer 10.0.0.2/32", &[]);
+    let [www, alias, mx] = seen[..] else {
+        panic!("{seen:?}")
+    };
+    assert!(www.0 > 1, "www's addresses moved: {seen:?}");
+    assert!(alias.0 > 1, "the alias's addresses moved: {seen:?}");
+    assert!(mx.0 > 1, "the MX moved: {seen:?}");
+    assert_eq!(mx.1, 1, "prefer kept mx2's address first: {seen:?}");
+}
+
+/// weighted: the weights looked up by owner name, and the drawn address swapped in place,
+/// allocate nothing.
+#[test]
+fn loadbalance_weighted_allocates_nothing() {
+    let weights = "www.example.org\n10.0.1.1 1\n10.0.1.2 1\n10.0.1.3 1\n10.0.1.4 1\n";
+    let seen = loadbalance_answers_allocate_nothing(
+        "weighted weights",
+        "  reload 0s",
+        &[("weights", weights)],
+    );
+    assert!(seen[0].0 > 1, "the first address is drawn: {seen:?}");
+}
+
+/// autopath walking hosts' names, every element answered at once: the first element, the
+/// second, the root, none (SERVFAIL), and a name autopath passes on.
+#[test]
+fn a_walk_answered_at_once_allocates_nothing() {
+    let dir = std::env::temp_dir().join(format!("ringdns-alloc-autopath-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let resolv = dir.join("resolv.conf");
+    std::fs::write(
+        &resolv,
+        "search default.svc.cluster.local svc.cluster.local cluster.local\n",
+    )
+    .unwrap();
+    // hosts answers every element at once: SERVFAIL for the names it does not have.
+    let core = core_for(&format!(
+        ".:53 {{\n autopath cluster.local {}\n hosts {{\n  10.0.0.10 web.default.svc.cluster.local\n  \
+         10.0.0.20 db.svc.cluster.local\n  192.0.2.1 outside.test\n }}\n}}\n",
+        resolv.display()
+    ));
+    let queries = [
+        common::query(1, "web.default.svc.cluster.local.", 1),
+        common::query(2, "db.default.svc.cluster.local.", 1),
+        common::query(3, "outside.test.default.svc.cluster.local.", 1),
+        common::query(4, "nothere.default.svc.cluster.local.", 1),
+        common::query(5, "outside.test.", 1),
+    ];
+    // (rcode, answers, additionals): a CNAME before the answers of a later element.
+    let expected = [(0, 1, 0), (0, 2, 0), (0, 2, 0), (2, 0, 0), (0, 1, 0)];
+    let total = allocations_serving(&core, &queries, check_counts(&expected));
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(
+        total, 0,
+        "autopath allocated {total} times on the query path"
+    );
+}

@@ -7,62 +7,15 @@
 //! first element none, an all-NXDOMAIN walk the first NXDOMAIN; successes are counted in
 //! `coredns_autopath_success_total`, and bad setups fail or are logged as CoreDNS's.
 //!
-//! Replies are read with hickory-proto (an implementation other than the server's). A walk
-//! answered at once (no element waits) is also served in-process, as tests/alloc.rs serves
-//! its cases, under a counting allocator: once warm it allocates nothing.
+//! Replies are read with hickory-proto (an implementation other than the server's). That a
+//! walk answered at once (no element waits) allocates nothing is shown in tests/alloc.rs.
 
 mod common;
 
 use common::{Server, TempDir, free_port, query, run_expect_failure};
 use hickory_proto::op::{Message, ResponseCode};
 use hickory_proto::rr::{RData, Record};
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::time::Duration;
-
-/// Counts the allocations (alloc, alloc_zeroed, realloc) made on the current thread, as
-/// tests/alloc.rs does.
-struct Counting;
-
-thread_local! {
-    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
-}
-
-fn bump() {
-    // `try_with`: the allocator may be called while the thread's locals are torn down.
-    let _ = ALLOCATIONS.try_with(|c| c.set(c.get() + 1));
-}
-
-// SAFETY: every call is forwarded unchanged to `System`; counting touches only a
-// const-initialised thread-local `Cell` (no lazy initialisation, no destructor, no
-// allocation).
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        bump();
-        // SAFETY: forwarded with the caller's guarantees.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        bump();
-        // SAFETY: forwarded with the caller's guarantees.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        bump();
-        // SAFETY: forwarded with the caller's guarantees.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: forwarded with the caller's guarantees.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
 
 /// A Corefile with one worker and one root block holding `body`.
 fn corefile(port: u16, body: &str) -> String {
@@ -330,67 +283,5 @@ fn the_readme_example_walks_as_it_says() {
     assert_eq!(
         show(&m.answers),
         ["A 3600 web.default.svc.cluster.local. 10.0.0.10"]
-    );
-}
-
-#[test]
-fn a_walk_answered_at_once_allocates_nothing() {
-    use ringdns::plugin::{CoreInfo, Proto};
-    use ringdns::runtime::core::CoreServer;
-    use ringdns::runtime::serve::{Verdict, serve_inline};
-    use ringdns::wire::{Header, Section};
-
-    let dir = TempDir::new();
-    let resolv = dir.write(
-        "resolv.conf",
-        "search default.svc.cluster.local svc.cluster.local cluster.local\n",
-    );
-    // hosts answers every element at once: SERVFAIL for the names it does not have.
-    let text = format!(
-        ".:53 {{\n autopath cluster.local {}\n hosts {{\n  10.0.0.10 web.default.svc.cluster.local\n  \
-         10.0.0.20 db.svc.cluster.local\n  192.0.2.1 outside.test\n }}\n}}\n",
-        resolv.display()
-    );
-    let cf = ringdns::corefile::parse("Corefile", &text, &ringdns::chain::known_directive)
-        .expect("Corefile parses");
-    let config = ringdns::config::load(&cf, 53).expect("configuration loads");
-    let core: CoreServer<ringdns::chain::Chain> = CoreServer::build(
-        &config,
-        &CoreInfo {
-            index: 0,
-            cpu: 0,
-            cores: 1,
-        },
-    );
-    let l = &core.listeners[0];
-    let client = "127.0.0.1:5300".parse().unwrap();
-    // (query, rcode, answers): the first element, the second, the root, none (SERVFAIL),
-    // and a name autopath passes on.
-    let cases = [
-        (query(1, "web.default.svc.cluster.local.", 1), 0, 1),
-        (query(2, "db.default.svc.cluster.local.", 1), 0, 2),
-        (query(3, "outside.test.default.svc.cluster.local.", 1), 0, 2),
-        (query(4, "nothere.default.svc.cluster.local.", 1), 2, 0),
-        (query(5, "outside.test.", 1), 0, 1),
-    ];
-    let mut reply = Vec::with_capacity(8192);
-    let mut total = 0;
-    for round in 0..200 {
-        for (q, rcode, answers) in &cases {
-            let before = ALLOCATIONS.with(Cell::get);
-            let v = serve_inline(&core, l, q, false, client, Proto::Udp, &mut reply);
-            let n = ALLOCATIONS.with(Cell::get) - before;
-            assert_eq!(v, Verdict::Send);
-            let h = Header::of(&reply).unwrap();
-            assert_eq!((h.rcode(), h.count(Section::Answer)), (*rcode, *answers));
-            // The first round warms the pool, the buffers and the metric's cell.
-            if round > 0 {
-                total += n;
-            }
-        }
-    }
-    assert_eq!(
-        total, 0,
-        "autopath allocated {total} times on the query path"
     );
 }

@@ -2,7 +2,7 @@
 //! on loopback: shuffled addresses (the same set every time), a CNAME kept first, the first
 //! address drawn by a weight file and by its new contents once it changed, addresses of
 //! preferred subnets first, and CoreDNS's setup errors. That the reordering allocates
-//! nothing is shown in plugins/loadbalance/tests/alloc.rs, with a counting allocator.
+//! nothing is shown in tests/alloc.rs, with the counting allocator.
 //!
 //! Queries are built and replies read with hickory-proto (an implementation other than the
 //! server's).

@@ -94,6 +94,32 @@ fn a_loop_in_a_zone_is_reported_for_that_zone() {
     assert!(line.ends_with(".example.org.\""), "{line}");
 }
 
+#[test]
+fn the_probe_goes_to_the_first_keys_listener_when_another_block_opened_the_others() {
+    // The first block opens the second port; the looped block's first key is on the
+    // server's port, where the probe must go (sent to the other port, it would be REFUSED,
+    // have its reply, and find nothing).
+    let other = free_port();
+    let q = other.port;
+    let port = free_port();
+    let p = port.port;
+    let (code, out) = expect_exit(
+        port,
+        &format!(
+            "example.net:{q} {{\n whoami\n}}\nexample.org:{p} example.com:{q} {{\n loop\n forward . 127.0.0.1:{p}\n}}\n"
+        ),
+        Duration::from_secs(15),
+    );
+    drop(other);
+    assert_eq!(code, Some(1), "{out}");
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("[FATAL] plugin/loop: Loop ("))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(line.contains(&format!(" -> :{p}) ")), "{line}");
+    assert!(line.contains(&fatal_line("example.org.")), "{line}");
+}
+
 /// A stub upstream on loopback that answers every query SERVFAIL, until dropped.
 struct Stub {
     port: u16,

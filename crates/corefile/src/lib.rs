@@ -29,6 +29,7 @@ pub use error::Error;
 pub use lexer::{Token, tokenize};
 pub use model::{Corefile, Directive, ServerBlock};
 pub use options::{Limits, ParseOptions};
+pub use paths::go_io_text;
 
 use std::io::Read;
 use std::path::Path;

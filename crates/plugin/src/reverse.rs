@@ -58,6 +58,21 @@ impl Cidr {
         Cidr::new(addr, u8::try_from(n).ok()?)
     }
 
+    /// Whether `ip` is in the network, as Go's `IPNet.Contains` decides it for a network of
+    /// `ParseCIDR` (loadbalance's `prefer` matches answers' addresses so): an IPv4-mapped
+    /// IPv6 address is its IPv4 address, a network written so too (`::ffff:10.0.0.0/104` is
+    /// `10.0.0.0/8`), and an address of the other family is never in the network.
+    pub fn contains(&self, ip: IpAddr) -> bool {
+        let (network, len) = match self.network {
+            IpAddr::V6(a) if self.prefix_len >= 96 => match a.to_ipv4_mapped() {
+                Some(v4) => (IpAddr::V4(v4), self.prefix_len - 96),
+                None => (self.network, self.prefix_len),
+            },
+            n => (n, self.prefix_len),
+        };
+        Cidr::new(ip.to_canonical(), len).is_some_and(|c| c.network == network)
+    }
+
     /// The network address (host bits cleared).
     pub fn network(&self) -> IpAddr {
         self.network
@@ -239,6 +254,28 @@ mod tests {
         }
         assert!(Cidr::parse("::/0").is_some());
         assert!(Cidr::parse("2001:DB8::/32").is_some());
+    }
+
+    #[test]
+    fn contains_follows_go_ipnet_contains() {
+        let has = |net: &str, ip: &str| Cidr::parse(net).unwrap().contains(ip.parse().unwrap());
+        assert!(has("10.9.20.7/24", "10.9.20.200"));
+        assert!(!has("10.9.20.0/24", "10.9.21.1"));
+        assert!(has("10.9.20.0/24", "::ffff:10.9.20.1"));
+        assert!(has("2001:db8::/32", "2001:db8:1::1"));
+        assert!(!has("2001:db8::/32", "10.9.20.1"));
+        assert!(!has("::/0", "10.9.20.1"));
+        assert!(!has("::/0", "::ffff:10.9.20.1"));
+        assert!(has("::/0", "2001:db8::1"));
+        assert!(has("0.0.0.0/0", "1.2.3.4"));
+        assert!(!has("0.0.0.0/0", "2001:db8::1"));
+        assert!(has("10.0.0.1/32", "10.0.0.1"));
+        assert!(!has("10.0.0.1/32", "10.0.0.2"));
+        // A network written IPv4-mapped is the IPv4 network.
+        assert!(has("::ffff:10.0.0.0/104", "10.200.0.1"));
+        assert!(!has("::ffff:10.0.0.0/104", "11.0.0.1"));
+        assert!(has("::ffff:0.0.0.0/96", "192.0.2.1"));
+        assert!(!has("::ffff:0.0.0.0/96", "2001:db8::1"));
     }
 
     #[test]

@@ -21,13 +21,38 @@ pub fn setup<P: Plugin>(text: &str) -> Result<BlockSetup, String> {
 
 /// [`setup`], with the configuration the plugin parsed.
 pub fn config<P: Plugin>(text: &str) -> Result<(BlockSetup, P::Config), String> {
+    config_in::<P>(text, BlockSetup::default())
+}
+
+/// [`config`] with the block's zones set from its keys as the server sets them
+/// (normalised, CIDR keys as their reverse zones), for a plugin whose setup reads the
+/// block's zones (its default zones, loop's probed zone).
+pub fn config_with_zones<P: Plugin>(text: &str) -> Result<(BlockSetup, P::Config), String> {
+    let cf = parse("Corefile", text, &|n| n == P::NAME).map_err(|e| e.to_string())?;
+    let mut zones = Vec::new();
+    for k in cf.blocks.first().map_or(&[][..], |b| &b.keys[..]) {
+        zones.extend(ringdns_plugin::normalize::normalize_exact(&k.text)?);
+    }
+    config_in::<P>(
+        text,
+        BlockSetup {
+            zones,
+            ..BlockSetup::default()
+        },
+    )
+}
+
+/// Runs `P`'s setup on the first directive of `text`'s first block, in `block`.
+fn config_in<P: Plugin>(
+    text: &str,
+    mut block: BlockSetup,
+) -> Result<(BlockSetup, P::Config), String> {
     let cf = parse("Corefile", text, &|n| n == P::NAME).map_err(|e| e.to_string())?;
     let directive = cf
         .blocks
         .first()
         .and_then(|b| b.directives.first())
         .ok_or_else(|| format!("the Corefile has no '{}' directive", P::NAME))?;
-    let mut block = BlockSetup::default();
     let mut d = Dispenser::new(&directive.tokens);
     let config = P::setup(&mut d, &mut block).map_err(|e| e.to_string())?;
     Ok((block, config))

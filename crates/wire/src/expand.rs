@@ -55,6 +55,21 @@ enum Part {
 
 /// Appends a record's RDATA to `out` with its names uncompressed.
 pub fn expand_rdata(msg: &[u8], r: &Record, out: &mut Vec<u8>) -> Result<(), WireError> {
+    copy_rdata(msg, r, out, |out, pos, end| expand_name(msg, pos, end, out))
+}
+
+/// Appends a record's RDATA to `out`, each name in it written by `name(out, pos, end)`,
+/// which reads the (possibly compressed) name at `pos` of `msg`, within `end`, and returns
+/// the offset just past it; the bytes around the names are copied. For a writer that puts
+/// the names of a received record into another message its own way (loadbalance compresses
+/// them again, where [`rdata_names_compressible`] allows). On an error `out` may hold part
+/// of the RDATA.
+pub fn copy_rdata(
+    msg: &[u8],
+    r: &Record,
+    out: &mut Vec<u8>,
+    mut name: impl FnMut(&mut Vec<u8>, usize, usize) -> Result<usize, NameError>,
+) -> Result<(), WireError> {
     let parts = layout(r.rtype);
     let (start, end) = (r.rdata.start, r.rdata.end);
     if parts.is_empty() {
@@ -71,7 +86,7 @@ pub fn expand_rdata(msg: &[u8], r: &Record, out: &mut Vec<u8>) -> Result<(), Wir
                 out.extend_from_slice(&msg[pos..pos + n]);
                 pos += n;
             }
-            Part::Name => pos = expand_name(msg, pos, end, out)?,
+            Part::Name => pos = name(out, pos, end)?,
         }
     }
     if pos != end {
@@ -79,6 +94,16 @@ pub fn expand_rdata(msg: &[u8], r: &Record, out: &mut Vec<u8>) -> Result<(), Wir
         out.extend_from_slice(&msg[pos..end]);
     }
     Ok(())
+}
+
+/// Whether the names in the RDATA of type `t` may be written compressed: RFC 3597 §4 allows
+/// it for the well-known types of RFC 1035 only (NS, MD, MF, CNAME, SOA, MB, MG, MR, PTR,
+/// MINFO, MX); the names of any other type go out whole.
+pub fn rdata_names_compressible(t: u16) -> bool {
+    matches!(
+        t,
+        rtype::NS | 3 | 4 | rtype::CNAME | rtype::SOA | 7 | 8 | 9 | rtype::PTR | 14 | rtype::MX
+    )
 }
 
 #[cfg(test)]
@@ -117,6 +142,30 @@ mod tests {
         let mut want = vec![0, 10];
         want.extend(name_to_wire("example.org").unwrap());
         assert_eq!(rd, want);
+    }
+
+    #[test]
+    fn copy_rdata_hands_each_name_to_the_writer() {
+        let m = reply();
+        let recs: Vec<Record> = records(&m).unwrap().map(Result::unwrap).collect();
+        // The MX: its preference copied, its name written by the closure.
+        let mut out = Vec::new();
+        let mut seen = Vec::new();
+        copy_rdata(&m, &recs[1], &mut out, |out, pos, end| {
+            let mut n = Vec::new();
+            let next = expand_name(&m, pos, end, &mut n)?;
+            seen.push(n);
+            out.push(0xAA);
+            Ok(next)
+        })
+        .unwrap();
+        assert_eq!(out, [0, 10, 0xAA]);
+        assert_eq!(seen, [name_to_wire("example.org").unwrap()]);
+        assert!(rdata_names_compressible(rtype::MX));
+        assert!(rdata_names_compressible(rtype::SOA));
+        assert!(!rdata_names_compressible(rtype::SRV));
+        assert!(!rdata_names_compressible(rtype::DNAME));
+        assert!(!rdata_names_compressible(rtype::A));
     }
 
     #[test]

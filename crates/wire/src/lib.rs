@@ -52,7 +52,7 @@ pub use consts::{
     QUESTION_POINTER, class, edns, flags, opcode, rcode, rtype,
 };
 pub use error_reply::{badvers_reply, reject_reply};
-pub use expand::{expand_name, expand_rdata};
+pub use expand::{copy_rdata, expand_name, expand_rdata, rdata_names_compressible};
 pub use finalize::{finalize, fit};
 pub use header::{Header, HeaderMut, Section, header_rcode};
 pub use mnemonic::{ClassName, RcodeName, TypeName, class_name, rcode_name, type_name};

@@ -33,7 +33,6 @@
 
 mod cname;
 mod metrics;
-mod resolv;
 mod setup;
 mod subquery;
 

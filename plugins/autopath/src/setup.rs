@@ -6,13 +6,14 @@
 //! resolved when the instances are built (the plugin registers itself in its own setup,
 //! which runs after this one).
 
-use crate::resolv;
 use ringdns_plugin::autopath::{AutoPathers, SearchPath};
 use ringdns_plugin::corefile::{Dispenser, Error};
 use ringdns_plugin::normalize::{fqdn, origins_from_args_or_block};
 use ringdns_plugin::quote::go_quote;
+use ringdns_plugin::resolvconf;
 use ringdns_plugin::wire::name_to_wire;
 use ringdns_plugin::{BlockSetup, warning};
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
@@ -62,13 +63,14 @@ pub fn parse(d: &mut Dispenser<'_>, block: &mut BlockSetup) -> Result<Config, Er
                 reported: AtomicBool::new(false),
             });
         } else {
-            let list = resolv::search_list(&source).map_err(|e| {
+            // miekg's ClientConfigFromFile: the path as given, not under `root`.
+            let conf = resolvconf::read(Path::new(&source)).map_err(|e| {
                 d.plugin_err(
                     crate::NAME,
-                    format!("failed to parse {}: {e}", go_quote(&source)),
+                    format!("failed to parse {}: {}", go_quote(&source), e.text),
                 )
             })?;
-            config.search = search_path(&list);
+            config.search = search_path(&conf.search);
         }
         let zones = origins_from_args_or_block(crate::NAME, &args, &block.zones);
         config.zones = zones.iter().filter_map(|z| name_to_wire(z).ok()).collect();

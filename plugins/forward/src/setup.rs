@@ -7,7 +7,7 @@
 //! hostname), the Corefile is refused with a message saying so, rather than half-working.
 
 use super::config::{ForwardConfig, HealthCheck, Policy, TlsSettings, Upstream, UpstreamProto};
-use super::resolvconf;
+use super::tlsfiles;
 use ringdns_plugin::BlockSetup;
 use ringdns_plugin::corefile::{Dispenser, Error};
 use ringdns_plugin::duration;
@@ -313,16 +313,16 @@ fn parse_option(
             c.tls = match paths.as_slice() {
                 [] => TlsSettings::default(),
                 [ca] => {
-                    resolvconf::check_ca(ca).map_err(|m| fail(d, m))?;
+                    tlsfiles::check_ca(ca).map_err(|m| fail(d, m))?;
                     TlsSettings {
                         ca: Some(ca.clone()),
                         ..TlsSettings::default()
                     }
                 }
                 [cert, key, rest @ ..] => {
-                    resolvconf::check_key_pair(cert, key).map_err(|m| fail(d, m))?;
+                    tlsfiles::check_key_pair(cert, key).map_err(|m| fail(d, m))?;
                     if let Some(ca) = rest.first() {
-                        resolvconf::check_ca(ca).map_err(|m| fail(d, m))?;
+                        tlsfiles::check_ca(ca).map_err(|m| fail(d, m))?;
                     }
                     TlsSettings {
                         cert: Some(cert.clone()),
@@ -695,8 +695,8 @@ fn parse_to(raw: &str, block: &BlockSetup) -> Result<Vec<Target>, String> {
     }
 
     let path = block.resolve_path(rest);
-    match resolvconf::read_resolv_conf(&path) {
-        Ok(servers) => {
+    match ringdns_plugin::resolvconf::read(&path) {
+        Ok(ringdns_plugin::resolvconf::ResolvConf { servers, .. }) => {
             if proto == UpstreamProto::Tls {
                 // CoreDNS would quietly use plain DNS to these servers; refuse instead.
                 return Err(format!(

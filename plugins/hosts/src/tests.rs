@@ -26,19 +26,9 @@ struct Got {
 /// The setup of the first block's `hosts`, with the block's zones from its keys as the
 /// server gives them.
 pub(crate) fn config(corefile: &str) -> Config {
-    let cf = ringdns_plugin::corefile::parse("Corefile", corefile, &|n| n == "hosts")
-        .expect("the Corefile parses");
-    let b = &cf.blocks[0];
-    let mut block = BlockSetup {
-        zones: b
-            .keys
-            .iter()
-            .flat_map(|k| ringdns_plugin::normalize::normalize_exact(&k.text).unwrap())
-            .collect(),
-        ..BlockSetup::default()
-    };
-    let directive = b.directives.iter().find(|d| d.name == "hosts").unwrap();
-    Hosts::setup(&mut Dispenser::new(&directive.tokens), &mut block).expect("setup")
+    ringdns_testkit::config_with_zones::<Hosts>(corefile)
+        .expect("setup")
+        .1
 }
 
 fn instance(config: Config) -> Hosts {

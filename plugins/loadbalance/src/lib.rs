@@ -15,7 +15,6 @@
 
 mod compress;
 mod order;
-mod prefer;
 mod rewrite;
 mod setup;
 mod weights;

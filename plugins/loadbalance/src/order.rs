@@ -3,9 +3,10 @@
 //! the wire rewrite can move the records: no record is copied here, nothing is allocated
 //! once the scratch vectors have grown to the section's size.
 
-use crate::prefer::Subnet;
+use ringdns_plugin::reverse::Cidr;
 use ringdns_plugin::wire::rtype::{A, AAAA, CNAME, MX};
 use std::net::IpAddr;
+use std::ops::Range;
 
 /// What a policy needs of one record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,6 +42,31 @@ fn push_group(out: &mut Vec<usize>, from: &[usize], items: &[Item], g: Group) {
     out.extend(from.iter().copied().filter(|&i| group(items[i].rtype) == g));
 }
 
+/// The policies' groups in their order (`roundRobin`, `weightedRoundRobin`).
+const POLICY_GROUPS: [Group; 4] = [Group::Cname, Group::Rest, Group::Address, Group::Mx];
+
+/// `reorderRecords`' groups in their order (`prefer`).
+const PREFER_GROUPS: [Group; 4] = [Group::Cname, Group::Address, Group::Mx, Group::Rest];
+
+/// CoreDNS's regrouping, shared by the policies and `prefer`: `order` becomes the records
+/// of `groups[0]`, then of `groups[1]`… (each group in the order it had in `order`);
+/// returns where in `order` each group lies. `scratch` is working room.
+fn regroup(
+    items: &[Item],
+    order: &mut Vec<usize>,
+    scratch: &mut Vec<usize>,
+    groups: [Group; 4],
+) -> [Range<usize>; 4] {
+    scratch.clear();
+    scratch.extend_from_slice(order);
+    order.clear();
+    groups.map(|g| {
+        let start = order.len();
+        push_group(order, scratch, items, g);
+        start..order.len()
+    })
+}
+
 /// `roundRobin`: a section of A records only, or AAAA only, is shuffled whole; any other
 /// is regrouped cname, rest, addresses (shuffled), MX (shuffled). `order` gets the new
 /// order; `scratch` is working room.
@@ -60,17 +86,9 @@ pub fn round_robin(
         shuffle(order, rng);
         return;
     }
-    scratch.clear();
-    scratch.extend_from_slice(order);
-    order.clear();
-    push_group(order, scratch, items, Group::Cname);
-    push_group(order, scratch, items, Group::Rest);
-    let a = order.len();
-    push_group(order, scratch, items, Group::Address);
-    let m = order.len();
-    push_group(order, scratch, items, Group::Mx);
-    shuffle(&mut order[a..m], rng);
-    shuffle(&mut order[m..], rng);
+    let [.., addresses, mx] = regroup(items, order, scratch, POLICY_GROUPS);
+    shuffle(&mut order[addresses], rng);
+    shuffle(&mut order[mx], rng);
 }
 
 /// `roundRobinShuffle`, CoreDNS's loop: two records swap half the time; more are walked,
@@ -106,16 +124,8 @@ pub fn weighted(
     if !items.iter().any(|i| group(i.rtype) == Group::Address) {
         return;
     }
-    scratch.clear();
-    scratch.extend_from_slice(order);
-    order.clear();
-    push_group(order, scratch, items, Group::Cname);
-    push_group(order, scratch, items, Group::Rest);
-    let a = order.len();
-    push_group(order, scratch, items, Group::Address);
-    let m = order.len();
-    push_group(order, scratch, items, Group::Mx);
-    let addresses = &mut order[a..m];
+    let [.., addresses, _] = regroup(items, order, scratch, POLICY_GROUPS);
+    let addresses = &mut order[addresses];
     let top = top_index(items, addresses, rng);
     addresses.swap(0, top);
 }
@@ -151,18 +161,8 @@ fn top_index(items: &[Item], addresses: &[usize], rng: &mut fastrand::Rng) -> us
 /// `reorderRecords` with `prefer`, on the order a policy gave: cname, the addresses sorted
 /// by the first subnet they are in (those in none last, each group in its order), MX, the
 /// rest.
-pub fn prefer(
-    items: &[Item],
-    order: &mut Vec<usize>,
-    scratch: &mut Vec<usize>,
-    subnets: &[Subnet],
-) {
-    scratch.clear();
-    scratch.extend_from_slice(order);
-    order.clear();
-    push_group(order, scratch, items, Group::Cname);
-    let a = order.len();
-    push_group(order, scratch, items, Group::Address);
+pub fn prefer(items: &[Item], order: &mut Vec<usize>, scratch: &mut Vec<usize>, subnets: &[Cidr]) {
+    let [_, addresses, ..] = regroup(items, order, scratch, PREFER_GROUPS);
     let rank = |i: usize| {
         items[i]
             .ip
@@ -170,7 +170,7 @@ pub fn prefer(
             .unwrap_or(subnets.len())
     };
     // A stable insertion sort by rank: sections are short, and it allocates nothing.
-    let addresses = &mut order[a..];
+    let addresses = &mut order[addresses];
     for k in 1..addresses.len() {
         let mut j = k;
         while j > 0 && rank(addresses[j - 1]) > rank(addresses[j]) {
@@ -178,8 +178,6 @@ pub fn prefer(
             j -= 1;
         }
     }
-    push_group(order, scratch, items, Group::Mx);
-    push_group(order, scratch, items, Group::Rest);
 }
 
 #[cfg(test)]
@@ -199,14 +197,26 @@ mod tests {
         order.iter().map(|&i| items[i].rtype).collect()
     }
 
+    /// A policy's signature.
+    type PolicyFn = fn(&[Item], &mut Vec<usize>, &mut Vec<usize>, &mut fastrand::Rng);
+
+    /// The orders `policy` gives `items` in `n` runs with a generator seeded `seed`.
+    fn orders(policy: PolicyFn, items: &[Item], seed: u64, n: usize) -> Vec<Vec<usize>> {
+        let (mut order, mut s) = (Vec::new(), Vec::new());
+        let mut rng = fastrand::Rng::with_seed(seed);
+        (0..n)
+            .map(|_| {
+                policy(items, &mut order, &mut s, &mut rng);
+                order.clone()
+            })
+            .collect()
+    }
+
     #[test]
     fn addresses_only_are_shuffled_and_keep_their_set() {
         let items: Vec<Item> = (0..4).map(|k| item(A, &format!("10.0.0.{k}"), 1)).collect();
-        let (mut order, mut s) = (Vec::new(), Vec::new());
-        let mut rng = fastrand::Rng::with_seed(7);
         let mut firsts = std::collections::HashSet::new();
-        for _ in 0..100 {
-            round_robin(&items, &mut order, &mut s, &mut rng);
+        for order in orders(round_robin, &items, 7, 100) {
             let mut sorted = order.clone();
             sorted.sort();
             assert_eq!(sorted, [0, 1, 2, 3]);
@@ -225,10 +235,7 @@ mod tests {
             item(CNAME, "", 1),
             item(NS, "", 1),
         ];
-        let (mut order, mut s) = (Vec::new(), Vec::new());
-        let mut rng = fastrand::Rng::with_seed(1);
-        for _ in 0..20 {
-            round_robin(&items, &mut order, &mut s, &mut rng);
+        for order in orders(round_robin, &items, 1, 20) {
             let t = types(&items, &order);
             assert_eq!(t[..3], [CNAME, TXT, NS]);
             assert!(matches!(t[3..5], [A, AAAA] | [AAAA, A]));
@@ -244,11 +251,8 @@ mod tests {
             item(A, "10.0.0.2", 1),
             item(A, "10.0.0.3", 0),
         ];
-        let (mut order, mut s) = (Vec::new(), Vec::new());
-        let mut rng = fastrand::Rng::with_seed(3);
         let mut counts = [0u32; 4];
-        for _ in 0..4000 {
-            weighted(&items, &mut order, &mut s, &mut rng);
+        for order in orders(weighted, &items, 3, 4000) {
             assert_eq!(order[0], 0, "the CNAME stays first");
             counts[order[1]] += 1;
         }
@@ -258,8 +262,7 @@ mod tests {
         assert!((600..1400).contains(&counts[2]), "{counts:?}");
         // Without addresses, nothing moves.
         let none = [item(MX, "", 1), item(CNAME, "", 1)];
-        weighted(&none, &mut order, &mut s, &mut rng);
-        assert_eq!(order, [0, 1]);
+        assert_eq!(orders(weighted, &none, 3, 1), [[0, 1]]);
     }
 
     #[test]
@@ -274,8 +277,8 @@ mod tests {
             item(CNAME, "", 1),
         ];
         let subnets = [
-            Subnet::parse("10.9.20.0/24").unwrap(),
-            Subnet::parse("192.168.1.0/24").unwrap(),
+            Cidr::parse("10.9.20.0/24").unwrap(),
+            Cidr::parse("192.168.1.0/24").unwrap(),
         ];
         let (mut order, mut s) = (vec![0, 1, 2, 3, 4, 5, 6], Vec::new());
         prefer(&items, &mut order, &mut s, &subnets);

@@ -13,10 +13,12 @@
 
 use crate::compress::Table;
 use crate::order::{self, Item};
-use crate::prefer::Subnet;
 use crate::weights::Weights;
-use ringdns_plugin::wire::rtype::{A, AAAA, CNAME, MX, NS, OPT, PTR, SOA, SRV, TSIG};
-use ringdns_plugin::wire::{Record, Section, expand_name, expand_rdata, records};
+use ringdns_plugin::reverse::Cidr;
+use ringdns_plugin::wire::rtype::{A, AAAA, OPT, SRV, TSIG};
+use ringdns_plugin::wire::{
+    Record, Section, copy_rdata, expand_name, rdata_names_compressible, records,
+};
 use std::net::IpAddr;
 
 /// The policy a reply is reordered by, as [`crate::Config`] holds it.
@@ -79,7 +81,7 @@ pub fn rewrite(
     msg: &mut Vec<u8>,
     qtype: u16,
     policy: &Policy<'_>,
-    prefer: &[Subnet],
+    prefer: &[Cidr],
     s: &mut Scratch,
     max: usize,
 ) -> Done {
@@ -260,45 +262,18 @@ fn reencode(msg: &[u8], s: &mut Scratch, question_end: usize) {
 }
 
 /// Writes a record's RDATA: the names of RFC 1035's types compressed, the names of other
-/// known types expanded (RFC 3597 §4: never compressed), anything else as it is.
+/// known types expanded (RFC 3597 §4: never compressed), anything else as it is. RDATA
+/// whose names cannot be read is copied as it came.
 fn rdata(msg: &[u8], r: &Record, buf: &mut Vec<u8>, name: &mut Vec<u8>, table: &mut Table) {
-    // Fixed bytes before the names, names, fixed bytes after (SOA's five counters).
-    let (before, names, after) = match r.rtype {
-        NS | CNAME | PTR | 3 | 4 | 7 | 8 | 9 => (0, 1, 0),
-        SOA => (0, 2, 20),
-        MX => (2, 1, 0),
-        14 /* MINFO */ => (0, 2, 0),
-        _ => {
-            if expand_rdata(msg, r, buf).is_err() {
-                buf.extend_from_slice(&msg[r.rdata.clone()]);
-            }
-            return;
-        }
-    };
     let start = buf.len();
-    let end = r.rdata.end;
-    let mut pos = r.rdata.start;
-    let ok = (|| {
-        if pos + before > end {
-            return false;
-        }
-        buf.extend_from_slice(&msg[pos..pos + before]);
-        pos += before;
-        for _ in 0..names {
-            name.clear();
-            match expand_name(msg, pos, end, name) {
-                Ok(next) => pos = next,
-                Err(_) => return false,
-            }
-            table.write(buf, name, true);
-        }
-        if pos + after > end {
-            return false;
-        }
-        buf.extend_from_slice(&msg[pos..end]);
-        true
-    })();
-    if !ok {
+    let compress = rdata_names_compressible(r.rtype);
+    let written = copy_rdata(msg, r, buf, |out, pos, end| {
+        name.clear();
+        let next = expand_name(msg, pos, end, name)?;
+        table.write(out, name, compress);
+        Ok(next)
+    });
+    if written.is_err() {
         buf.truncate(start);
         table.forget_from(start);
         buf.extend_from_slice(&msg[r.rdata.clone()]);

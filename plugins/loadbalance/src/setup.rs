@@ -10,10 +10,10 @@
 //! `round_robin` (or no policy); a later `loadbalance` in the block replaces the policy and
 //! adds its subnets to the earlier ones.
 
-use crate::prefer::Subnet;
 use ringdns_plugin::BlockSetup;
 use ringdns_plugin::corefile::{Dispenser, Error};
 use ringdns_plugin::duration;
+use ringdns_plugin::reverse::Cidr;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -41,7 +41,7 @@ pub struct Options {
     /// The policy.
     pub policy: PolicySpec,
     /// `prefer CIDR...`, in order.
-    pub prefer: Vec<Subnet>,
+    pub prefer: Vec<Cidr>,
 }
 
 fn fail(d: &Dispenser<'_>, msg: impl std::fmt::Display) -> Error {
@@ -112,8 +112,15 @@ pub fn parse(d: &mut Dispenser<'_>, block: &BlockSetup) -> Result<Options, Error
             match d.val() {
                 "prefer" => {
                     for cidr in d.remaining_args() {
-                        let s = Subnet::parse(&cidr).map_err(|e| {
-                            fail(d, format_args!("invalid CIDR {}: {e}", go_q(&cidr)))
+                        // Go's `ParseCIDR`, and its error: `invalid CIDR address: TEXT`.
+                        let s = Cidr::parse(&cidr).ok_or_else(|| {
+                            fail(
+                                d,
+                                format_args!(
+                                    "invalid CIDR {}: invalid CIDR address: {cidr}",
+                                    go_q(&cidr)
+                                ),
+                            )
                         })?;
                         o.prefer.push(s);
                     }
@@ -153,7 +160,23 @@ mod tests {
         let o = parse_text(". {\n loadbalance round_robin {\n prefer 10.0.0.0/8 ::/0\n prefer 192.168.0.0/16\n }\n}\n").unwrap();
         assert_eq!(o.prefer.len(), 3);
         let o = parse_text(". {\n loadbalance {\n prefer 10.0.0.0/8\n }\n}\n").unwrap();
-        assert_eq!(o.prefer, [Subnet::parse("10.0.0.0/8").unwrap()]);
+        assert_eq!(o.prefer, [Cidr::parse("10.0.0.0/8").unwrap()]);
+        // Go's ParseCIDR takes a length with leading zeros, and an IPv4-mapped network.
+        let o =
+            parse_text(". {\n loadbalance {\n prefer 10.0.0.0/0008 ::ffff:10.0.0.0/104\n }\n}\n")
+                .unwrap();
+        assert_eq!(
+            o.prefer,
+            [
+                Cidr::parse("10.0.0.0/8").unwrap(),
+                Cidr::parse("::ffff:10.0.0.0/104").unwrap()
+            ]
+        );
+        assert!(
+            o.prefer
+                .iter()
+                .all(|c| c.contains("10.1.2.3".parse().unwrap()))
+        );
         let o = parse_text(". {\n loadbalance weighted /nonexistent/w {\n reload 10s\n }\n}\n")
             .unwrap();
         assert_eq!(

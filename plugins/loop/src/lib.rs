@@ -38,7 +38,8 @@ pub(crate) struct Inner {
     qname: String,
     /// The same, lower-case wire form.
     qname_wire: Vec<u8>,
-    /// The block's listeners, known after setup: the probe goes to the first.
+    /// The block's (listener, zone) routes, known after setup: the probe goes to the
+    /// zone's first.
     routes: Arc<OnceLock<Vec<(String, String)>>>,
     /// The address probed, for the log line (CoreDNS's `l.addr`).
     addr: Mutex<String>,
@@ -54,9 +55,16 @@ pub(crate) struct Inner {
 }
 
 impl Inner {
+    /// Where the probe goes: CoreDNS's `JoinHostPort(ListenHosts[0], Port)`, the listener
+    /// of the block's first key, which is the first route of the probed zone. (The block's
+    /// first route may be of another key, on a listener an earlier block opened.)
     fn target(&self) -> Option<(String, std::net::SocketAddr)> {
         let routes = self.routes.get()?;
-        probe::target(&routes.first()?.0)
+        let (server, _) = routes
+            .iter()
+            .find(|(_, zone)| *zone == self.zone)
+            .or_else(|| routes.first())?;
+        probe::target(server)
     }
 
     fn set_address(&self, addr: String) {

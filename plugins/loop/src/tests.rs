@@ -9,19 +9,7 @@ use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 
 fn config(text: &str) -> Result<Config, String> {
-    let cf = ringdns_plugin::corefile::parse("Corefile", text, &|n| n == "loop")
-        .map_err(|e| e.to_string())?;
-    let b = &cf.blocks[0];
-    let mut block = BlockSetup {
-        zones: b
-            .keys
-            .iter()
-            .flat_map(|k| ringdns_plugin::normalize::normalize_exact(&k.text).unwrap())
-            .collect(),
-        ..BlockSetup::default()
-    };
-    let directive = b.directives.iter().find(|d| d.name == "loop").unwrap();
-    Loop::setup(&mut Dispenser::new(&directive.tokens), &mut block).map_err(|e| e.to_string())
+    ringdns_testkit::config_with_zones::<Loop>(text).map(|(_, c)| c)
 }
 
 #[test]
@@ -130,4 +118,29 @@ fn the_probe_is_counted_once_per_query_and_only_while_on() {
     assert_eq!(l.inner.seen.load(Ordering::Relaxed), 2);
     l.inner.reset();
     assert_eq!(l.inner.seen.load(Ordering::Relaxed), 0);
+}
+
+#[test]
+fn the_probe_goes_to_the_listener_of_the_first_key() {
+    let c = config("example.org:1053 example.com:1054 {\n loop\n}\n").unwrap();
+    let i = &c.inner;
+    assert_eq!(i.target(), None, "no routes before the listeners are known");
+    // An earlier block opened :1054, so the block's routes list it first.
+    i.routes
+        .set(vec![
+            ("dns://:1054".into(), "example.com.".into()),
+            ("dns://:1053".into(), "example.org.".into()),
+        ])
+        .unwrap();
+    assert_eq!(
+        i.target(),
+        Some((":1053".into(), "127.0.0.1:1053".parse().unwrap()))
+    );
+    // Without a route of the zone, the block's first.
+    let c = config("example.org:1053 {\n loop\n}\n").unwrap();
+    c.inner
+        .routes
+        .set(vec![("dns://127.0.0.2:53".into(), "example.net.".into())])
+        .unwrap();
+    assert_eq!(c.inner.target().unwrap().0, "127.0.0.2:53");
 }

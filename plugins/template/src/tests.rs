@@ -13,18 +13,7 @@ const TO_NEXT: u8 = 201;
 /// The plugin set up on `directives` in a block keyed `key`.
 fn plugin(key: &str, directives: &str) -> TemplatePlugin {
     let text = format!("{key} {{\n{directives}\n}}\n");
-    let cf = ringdns_plugin::corefile::parse("Corefile", &text, &|n| n == "template").unwrap();
-    let b = &cf.blocks[0];
-    let mut block = BlockSetup {
-        zones: b
-            .keys
-            .iter()
-            .flat_map(|k| ringdns_plugin::normalize::normalize_exact(&k.text).unwrap())
-            .collect(),
-        ..BlockSetup::default()
-    };
-    let d = b.directives.iter().find(|d| d.name == "template").unwrap();
-    let config = TemplatePlugin::setup(&mut Dispenser::new(&d.tokens), &mut block).unwrap();
+    let (_, config) = ringdns_testkit::config_with_zones::<TemplatePlugin>(&text).unwrap();
     let core = CoreInfo {
         index: 0,
         cpu: 0,
