@@ -1,6 +1,7 @@
 //! The file plugin through the real binary: answers over UDP and TCP, reload of a changed
 //! zone (and of a broken one, which leaves the old zone serving), start-up errors, CNAME
-//! targets outside the zone looked up through the server, fallthrough, REFUSED.
+//! targets outside the zone looked up through the server, fallthrough, REFUSED, the DS of
+//! a child zone's apex answered by its parent in the same block.
 
 mod common;
 
@@ -10,6 +11,8 @@ use hickory_proto::rr::RecordType;
 use std::time::{Duration, Instant};
 
 const A: u16 = 1;
+const SOA: u16 = 6;
+const DS: u16 = 43;
 const AXFR: u16 = 252;
 
 fn zone(serial: u32, www: &str) -> String {
@@ -189,6 +192,58 @@ fn cname_targets_outside_the_zone_are_looked_up_through_the_server() {
     assert_eq!(m.metadata.response_code, ResponseCode::NXDomain);
     assert_eq!(m.answers.len(), 1);
     assert_eq!(m.authorities[0].record_type(), RecordType::SOA);
+}
+
+#[test]
+fn the_ds_of_a_child_apex_comes_from_the_parent_zone_of_the_same_block() {
+    // RFC 4035 §3.1.4.1: one block serves the parent and the child; the DS RRset is the
+    // parent's (the child's apex has none), everything else at the apex is the child's.
+    let dir = TempDir::new();
+    let parent = zone(1, "192.0.2.80")
+        + "sub IN NS ns.sub\nns.sub IN A 192.0.2.54\n\
+           sub IN DS 12345 8 2 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n";
+    let org = dir.write("db.example.org", &parent);
+    let sub = dir.write(
+        "db.sub.example.org",
+        "$ORIGIN sub.example.org.\n$TTL 1h\n@ IN SOA ns hostmaster 1 2h 30m 2w 5m\n\
+         @ IN NS ns\nns IN A 192.0.2.54\nwww IN A 192.0.2.90\n",
+    );
+    let s = Server::start(|p| {
+        format!(
+            "example.org:{p} {{\n    file {} sub.example.org\n    file {} example.org\n}}\n",
+            sub.display(),
+            org.display()
+        )
+    });
+    for (id, tcp) in [(1, false), (2, true)] {
+        let q = query(id, "Sub.example.org.", DS);
+        let m = if tcp {
+            Message::from_vec(&tcp_exchange(s.port, &[q])[0]).unwrap()
+        } else {
+            ask(s.port, &q)
+        };
+        assert_eq!(m.metadata.response_code, ResponseCode::NoError);
+        assert!(m.metadata.authoritative);
+        assert_eq!(m.answers.len(), 1, "the parent's DS, tcp={tcp}: {m:?}");
+        assert_eq!(m.answers[0].record_type(), RecordType::DS);
+        assert_eq!(m.answers[0].name.to_ascii(), "Sub.example.org.");
+    }
+    // Every other type at the child's apex, and names below it, are the child's.
+    let m = ask(s.port, &query(3, "sub.example.org.", SOA));
+    assert!(m.metadata.authoritative);
+    assert_eq!(m.answers[0].record_type(), RecordType::SOA);
+    assert_eq!(
+        a_records(&ask(s.port, &query(4, "www.sub.example.org.", A))),
+        ["192.0.2.90"]
+    );
+    // A DS below the child's apex is the child's to deny: NODATA with its SOA.
+    let m = ask(s.port, &query(5, "www.sub.example.org.", DS));
+    assert_eq!(m.metadata.response_code, ResponseCode::NoError);
+    assert!(m.answers.is_empty());
+    assert_eq!(
+        m.authorities[0].name.to_ascii().to_lowercase(),
+        "sub.example.org."
+    );
 }
 
 #[test]
