@@ -1,7 +1,8 @@
 //! The file plugin through the real binary: answers over UDP and TCP, reload of a changed
-//! zone (and of a broken one, which leaves the old zone serving), start-up errors, CNAME
-//! targets outside the zone looked up through the server, fallthrough, REFUSED, the DS of
-//! a child zone's apex answered by its parent in the same block.
+//! zone (and of a broken one, which leaves the old zone serving; and of the same serial with
+//! `reload_by_mtime`), start-up errors, CNAME targets outside the zone looked up through the
+//! server, fallthrough, REFUSED, the DS of a child zone's apex answered by its parent in the
+//! same block.
 
 mod common;
 
@@ -113,6 +114,35 @@ fn a_changed_serial_is_swapped_in_and_a_broken_file_keeps_the_old_zone() {
         a_records(&ask(s.port, &query(9, "www.example.org.", A))),
         ["192.0.2.82"]
     );
+}
+
+#[test]
+fn reload_by_mtime_swaps_in_a_changed_file_with_the_same_serial() {
+    let dir = TempDir::new();
+    let db = dir.write("db.example.org", &zone(1, "192.0.2.80"));
+    let s = Server::start(|p| {
+        format!(
+            "example.org:{p} {{\n    file {} {{\n        reload 1s\n        reload_by_mtime\n    }}\n}}\n",
+            db.display()
+        )
+    });
+    assert_eq!(
+        a_records(&ask(s.port, &query(1, "www.example.org.", A))),
+        ["192.0.2.80"]
+    );
+    // The serial stays 1: without reload_by_mtime this is never loaded (the test above).
+    dir.replace("db.example.org", &zone(1, "192.0.2.81"));
+    let t0 = Instant::now();
+    let mut n = 1u16;
+    while a_records(&ask(s.port, &query(n, "www.example.org.", A))) != ["192.0.2.81"] {
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "the changed file was not swapped in:\n{}",
+            s.stdout()
+        );
+        n += 1;
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 #[test]
