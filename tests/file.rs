@@ -277,6 +277,34 @@ fn the_ds_of_a_child_apex_comes_from_the_parent_zone_of_the_same_block() {
 }
 
 #[test]
+fn a_cname_out_of_the_zone_is_answered_by_a_hosts_block_of_the_server() {
+    // As CoreDNS's upstream lookup: the target goes through the server, so another block's
+    // plugin (here hosts, not a zone) answers it.
+    let dir = TempDir::new();
+    let org = dir.write("db.example.org", &zone(1, "192.0.2.80"));
+    let hosts = dir.write("hosts", "198.51.100.7 host.example.net\n");
+    let s = Server::start(|p| {
+        format!(
+            "example.org:{p} {{\n    file {}\n}}\nexample.net:{p} {{\n    hosts {}\n}}\n",
+            org.display(),
+            hosts.display()
+        )
+    });
+    for tcp in [false, true] {
+        let q = query(1, "out.example.org.", A);
+        let m = if tcp {
+            Message::from_vec(&tcp_exchange(s.port, &[q])[0]).unwrap()
+        } else {
+            ask(s.port, &q)
+        };
+        assert_eq!(m.metadata.response_code, ResponseCode::NoError, "tcp={tcp}");
+        assert_eq!(m.answers[0].record_type(), RecordType::CNAME);
+        assert_eq!(m.answers[1].name.to_ascii(), "host.example.net.");
+        assert_eq!(a_records(&m), ["198.51.100.7"], "tcp={tcp}: {m:?}");
+    }
+}
+
+#[test]
 fn names_not_in_the_zone_are_refused_and_fallthrough_goes_on() {
     let dir = TempDir::new();
     let db = dir.write("db.example.org", &zone(1, "192.0.2.80"));

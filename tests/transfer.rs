@@ -2,7 +2,7 @@
 //! compared with the zone file record by record; IXFR answered with the SOA when the client
 //! is up to date and with the zone when it is behind; who is refused; NOTIFY to a
 //! secondary (a UDP socket of the test that speaks the protocol) for every zone at start and
-//! after a reload, and when a zone changes; Corefile errors.
+//! after a reload, and when a zone changes, from the `source` address; Corefile errors.
 
 mod common;
 
@@ -265,6 +265,30 @@ fn every_zone_is_notified_at_start_and_after_a_reload() {
     let mut got = notified(&secondary, 2, &s);
     got.sort();
     assert_eq!(got, ["example.net.", "example.org."]);
+}
+
+#[test]
+fn notify_comes_from_the_source_address() {
+    // `source` is the local address NOTIFY is sent from; the secondary listens on another.
+    let secondary = secondary_socket("127.0.0.1");
+    let to = secondary.local_addr().unwrap();
+    let dir = TempDir::new();
+    let (text, _) = zone(1);
+    let db = dir.write("db.example.org", &text);
+    let s = Server::start(|p| {
+        format!(
+            "example.org:{p} {{\n    transfer {{\n        to {to}\n        source 127.0.0.2\n    \
+             }}\n    file {}\n}}\n",
+            db.display()
+        )
+    });
+    let (name, from) = next_notify(&secondary, Duration::from_secs(10), &s);
+    assert_eq!(name, "example.org.");
+    assert_eq!(from.ip().to_string(), "127.0.0.2", "{}", s.stdout());
+    // Without `source` it comes from the system's choice for loopback.
+    let s2 = serve_zone(&dir, &to.to_string(), "");
+    let (_, from) = next_notify(&secondary, Duration::from_secs(10), &s2);
+    assert_eq!(from.ip().to_string(), "127.0.0.1");
 }
 
 #[test]
