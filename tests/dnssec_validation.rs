@@ -19,6 +19,9 @@
 //! last test follows a chain of trust: a signed parent (the only anchor) with the DS of a
 //! signed child and an unsigned delegation, all three zones served by one ringdns.
 //!
+//! One test asks ringdns directly, with and without the DO bit: only DO queries get the
+//! RRSIGs, NSECs and NSEC3s.
+//!
 //! Without `unbound` or ldns's tools the test skips loudly; in CI (`CI=true`) it fails.
 
 mod common;
@@ -563,6 +566,114 @@ fn validate(test: &str, extra: &[&str], truncated_at: Option<u16>) {
         failures.is_empty(),
         "{test}:\n{}",
         report(&failures, &unbound, &ringdns)
+    );
+}
+
+/// The DNSSEC records of a reply, all sections: `TYPE@section` for each RRSIG, NSEC and
+/// NSEC3 (`an`, `ns`, `ar`).
+fn dnssec_records(m: &Message) -> Vec<String> {
+    let sections = [
+        ("an", &m.answers),
+        ("ns", &m.authorities),
+        ("ar", &m.additionals),
+    ];
+    let mut v = Vec::new();
+    for (sec, rrs) in sections {
+        for r in rrs.iter() {
+            let t = r.record_type();
+            if matches!(t, RecordType::RRSIG | RecordType::NSEC | RecordType::NSEC3) {
+                v.push(format!("{t}@{sec}"));
+            }
+        }
+    }
+    v
+}
+
+/// A signed zone asked directly, with no resolver between: without the DO bit (with EDNS
+/// or without it) no reply carries an RRSIG, NSEC or NSEC3 (RFC 4035 §3.1: they go to DO
+/// queries only), while DNSKEY and DS asked for by type still come; with DO the same
+/// questions get their signatures and, for denials and an unsigned delegation, their
+/// proofs. Over UDP and TCP, for the NSEC and the NSEC3 signing of the zone.
+#[test]
+fn only_do_queries_get_signatures_and_proofs() {
+    let test = "only_do_queries_get_signatures_and_proofs";
+    let dir = TempDir::new();
+    let src = data("db.dnssec.test");
+    let mut zones = Vec::new();
+    for (origin, denial) in [("nsec.test.", Denial::Nsec), ("nsec3.test.", Denial::Nsec3)] {
+        let Some(s) = sign_zone(&src, origin, &dir.0, denial, test) else {
+            return;
+        };
+        zones.push(Zone::new(origin, &s.file));
+    }
+    let ringdns = peers::ringdns_file(&zones);
+    // (name, type, the denial proof a DO reply needs, the type asked for that is DNSSEC's)
+    let questions: &[(&str, u16, bool, Option<RecordType>)] = &[
+        ("www", A, false, None),
+        ("", DNSKEY, false, Some(RecordType::DNSKEY)),
+        ("secure", DS, false, Some(RecordType::DS)),
+        ("secure", A, false, None),
+        ("x.wild", A, true, None),
+        ("nx", A, true, None),
+        ("www", MX, true, None),
+        ("b.c", A, true, None),
+        ("insecure", A, true, None),
+    ];
+    let mut failures = Vec::new();
+    let mut id = 0u16;
+    for z in &zones {
+        for &(name, qtype, proof, own) in questions {
+            let qname = fqdn(name, &z.origin);
+            for (edns, tcp) in [
+                (None, false),
+                (Some((4096, false)), false),
+                (Some((4096, true)), false),
+                (None, true),
+                (Some((4096, true)), true),
+            ] {
+                id += 1;
+                let q = query_full(id, &qname, qtype, 1, edns);
+                let m = if tcp {
+                    Message::from_vec(&common::tcp_exchange(ringdns.port, &[q])[0]).unwrap()
+                } else {
+                    ask(ringdns.port, &q)
+                };
+                let got = dnssec_records(&m);
+                let what = format!("{qname} {qtype} edns={edns:?} tcp={tcp}");
+                if m.metadata.truncation {
+                    failures.push(format!("{what}: truncated"));
+                    continue;
+                }
+                if let Some(t) = own
+                    && !m.answers.iter().any(|r| r.record_type() == t)
+                {
+                    failures.push(format!("{what}: no {t} answered: {m:?}"));
+                }
+                let dnssec_ok = edns.is_some_and(|(_, d)| d);
+                if !dnssec_ok {
+                    if !got.is_empty() {
+                        failures.push(format!("{what}: without DO it carries {got:?}"));
+                    }
+                    continue;
+                }
+                if !got.iter().any(|r| r.starts_with("RRSIG@")) {
+                    failures.push(format!("{what}: with DO, no RRSIG: {got:?}"));
+                }
+                let proofs = got
+                    .iter()
+                    .filter(|r| r.starts_with("NSEC@") || r.starts_with("NSEC3@"))
+                    .count();
+                if proof && proofs == 0 {
+                    failures.push(format!("{what}: with DO, no NSEC/NSEC3 proof: {got:?}"));
+                }
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{}\nringdns:\n{}",
+        failures.join("\n"),
+        ringdns.stdout()
     );
 }
 

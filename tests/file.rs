@@ -1,6 +1,8 @@
 //! The file plugin through the real binary: answers over UDP and TCP, reload of a changed
-//! zone (and of a broken one, which leaves the old zone serving), start-up errors, CNAME
-//! targets outside the zone looked up through the server, fallthrough, REFUSED.
+//! zone (and of a broken one, which leaves the old zone serving; and of the same serial with
+//! `reload_by_mtime`), start-up errors, CNAME targets outside the zone looked up through the
+//! server, fallthrough, REFUSED, the DS of a child zone's apex answered by its parent in the
+//! same block.
 
 mod common;
 
@@ -10,6 +12,8 @@ use hickory_proto::rr::RecordType;
 use std::time::{Duration, Instant};
 
 const A: u16 = 1;
+const SOA: u16 = 6;
+const DS: u16 = 43;
 const AXFR: u16 = 252;
 
 fn zone(serial: u32, www: &str) -> String {
@@ -113,6 +117,35 @@ fn a_changed_serial_is_swapped_in_and_a_broken_file_keeps_the_old_zone() {
 }
 
 #[test]
+fn reload_by_mtime_swaps_in_a_changed_file_with_the_same_serial() {
+    let dir = TempDir::new();
+    let db = dir.write("db.example.org", &zone(1, "192.0.2.80"));
+    let s = Server::start(|p| {
+        format!(
+            "example.org:{p} {{\n    file {} {{\n        reload 1s\n        reload_by_mtime\n    }}\n}}\n",
+            db.display()
+        )
+    });
+    assert_eq!(
+        a_records(&ask(s.port, &query(1, "www.example.org.", A))),
+        ["192.0.2.80"]
+    );
+    // The serial stays 1: without reload_by_mtime this is never loaded (the test above).
+    dir.replace("db.example.org", &zone(1, "192.0.2.81"));
+    let t0 = Instant::now();
+    let mut n = 1u16;
+    while a_records(&ask(s.port, &query(n, "www.example.org.", A))) != ["192.0.2.81"] {
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "the changed file was not swapped in:\n{}",
+            s.stdout()
+        );
+        n += 1;
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
 fn a_bad_zone_file_stops_the_start_with_its_line() {
     let dir = TempDir::new();
     let db = dir.write(
@@ -189,6 +222,86 @@ fn cname_targets_outside_the_zone_are_looked_up_through_the_server() {
     assert_eq!(m.metadata.response_code, ResponseCode::NXDomain);
     assert_eq!(m.answers.len(), 1);
     assert_eq!(m.authorities[0].record_type(), RecordType::SOA);
+}
+
+#[test]
+fn the_ds_of_a_child_apex_comes_from_the_parent_zone_of_the_same_block() {
+    // RFC 4035 §3.1.4.1: one block serves the parent and the child; the DS RRset is the
+    // parent's (the child's apex has none), everything else at the apex is the child's.
+    let dir = TempDir::new();
+    let parent = zone(1, "192.0.2.80")
+        + "sub IN NS ns.sub\nns.sub IN A 192.0.2.54\n\
+           sub IN DS 12345 8 2 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n";
+    let org = dir.write("db.example.org", &parent);
+    let sub = dir.write(
+        "db.sub.example.org",
+        "$ORIGIN sub.example.org.\n$TTL 1h\n@ IN SOA ns hostmaster 1 2h 30m 2w 5m\n\
+         @ IN NS ns\nns IN A 192.0.2.54\nwww IN A 192.0.2.90\n",
+    );
+    let s = Server::start(|p| {
+        format!(
+            "example.org:{p} {{\n    file {} sub.example.org\n    file {} example.org\n}}\n",
+            sub.display(),
+            org.display()
+        )
+    });
+    for (id, tcp) in [(1, false), (2, true)] {
+        let q = query(id, "Sub.example.org.", DS);
+        let m = if tcp {
+            Message::from_vec(&tcp_exchange(s.port, &[q])[0]).unwrap()
+        } else {
+            ask(s.port, &q)
+        };
+        assert_eq!(m.metadata.response_code, ResponseCode::NoError);
+        assert!(m.metadata.authoritative);
+        assert_eq!(m.answers.len(), 1, "the parent's DS, tcp={tcp}: {m:?}");
+        assert_eq!(m.answers[0].record_type(), RecordType::DS);
+        assert_eq!(m.answers[0].name.to_ascii(), "Sub.example.org.");
+    }
+    // Every other type at the child's apex, and names below it, are the child's.
+    let m = ask(s.port, &query(3, "sub.example.org.", SOA));
+    assert!(m.metadata.authoritative);
+    assert_eq!(m.answers[0].record_type(), RecordType::SOA);
+    assert_eq!(
+        a_records(&ask(s.port, &query(4, "www.sub.example.org.", A))),
+        ["192.0.2.90"]
+    );
+    // A DS below the child's apex is the child's to deny: NODATA with its SOA.
+    let m = ask(s.port, &query(5, "www.sub.example.org.", DS));
+    assert_eq!(m.metadata.response_code, ResponseCode::NoError);
+    assert!(m.answers.is_empty());
+    assert_eq!(
+        m.authorities[0].name.to_ascii().to_lowercase(),
+        "sub.example.org."
+    );
+}
+
+#[test]
+fn a_cname_out_of_the_zone_is_answered_by_a_hosts_block_of_the_server() {
+    // As CoreDNS's upstream lookup: the target goes through the server, so another block's
+    // plugin (here hosts, not a zone) answers it.
+    let dir = TempDir::new();
+    let org = dir.write("db.example.org", &zone(1, "192.0.2.80"));
+    let hosts = dir.write("hosts", "198.51.100.7 host.example.net\n");
+    let s = Server::start(|p| {
+        format!(
+            "example.org:{p} {{\n    file {}\n}}\nexample.net:{p} {{\n    hosts {}\n}}\n",
+            org.display(),
+            hosts.display()
+        )
+    });
+    for tcp in [false, true] {
+        let q = query(1, "out.example.org.", A);
+        let m = if tcp {
+            Message::from_vec(&tcp_exchange(s.port, &[q])[0]).unwrap()
+        } else {
+            ask(s.port, &q)
+        };
+        assert_eq!(m.metadata.response_code, ResponseCode::NoError, "tcp={tcp}");
+        assert_eq!(m.answers[0].record_type(), RecordType::CNAME);
+        assert_eq!(m.answers[1].name.to_ascii(), "host.example.net.");
+        assert_eq!(a_records(&m), ["198.51.100.7"], "tcp={tcp}: {m:?}");
+    }
 }
 
 #[test]

@@ -2,8 +2,10 @@
 //!
 //! Every `~~~ corefile` block of every `plugins/*/README.md`'s `## Examples` section is
 //! started with the real binary, port 1053 replaced by a free port, in a directory holding
-//! the files of the plugin's `examples/` (zone files the Corefiles name), and must answer a
-//! UDP query. Every plugin of plugin.cfg must have a README with the agreed sections.
+//! the files and directories of the plugin's `examples/` (zone files and directories of
+//! them that the Corefiles name), and must answer a UDP query; one that serves a zone from
+//! data (`file`, `auto`) must answer `example.org. SOA` with NOERROR, AA and the SOA. Every
+//! plugin of plugin.cfg must have a README with the agreed sections.
 //!
 //! The examples are started by this file rather than by `common::Server::start`: its
 //! readiness probe waits 100 ms per query, and erratic's `delay 1 300ms` example answers
@@ -165,25 +167,56 @@ fn exchange(to: SocketAddr, packet: &[u8], wait: Duration) -> Option<Vec<u8>> {
     None
 }
 
-/// The files of a plugin's `examples/` directory (zone files its README's Corefiles name),
-/// which each example finds in its working directory.
+/// The files of a plugin's `examples/` directory, its subdirectories included (zone files
+/// and directories of them that its README's Corefiles name), as paths relative to it:
+/// each example finds them in its working directory.
 fn example_files(readme: &Path) -> Vec<(String, Vec<u8>)> {
     let Some(dir) = readme.parent().map(|p| p.join("examples")) else {
         return Vec::new();
     };
-    let Ok(entries) = std::fs::read_dir(&dir) else {
-        return Vec::new();
-    };
-    let mut out: Vec<(String, Vec<u8>)> = entries
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_file())
-        .map(|p| {
-            let name = p.file_name().unwrap().to_string_lossy().into_owned();
-            (name, std::fs::read(&p).unwrap())
-        })
-        .collect();
+    let mut out = Vec::new();
+    let mut dirs = vec![dir.clone()];
+    while let Some(d) = dirs.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for p in entries.map(|e| e.unwrap().path()) {
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.is_file() {
+                let name = p.strip_prefix(&dir).unwrap().to_string_lossy().into_owned();
+                out.push((name, std::fs::read(&p).unwrap()));
+            }
+        }
+    }
     out.sort();
     out
+}
+
+/// Whether an example serves a zone from data: a `file` or `auto` line. Such an example
+/// serves `example.org.` from the plugin's `examples/` (every one of them does), so it must
+/// answer that apex's SOA authoritatively, not merely reply.
+fn serves_a_zone(corefile: &str) -> bool {
+    corefile
+        .lines()
+        .any(|l| matches!(l.split_whitespace().next(), Some("file" | "auto")))
+}
+
+/// What is wrong with `reply` as the answer of a zone to its apex SOA query: not NOERROR,
+/// no AA, or no SOA in the answer section.
+fn not_the_apex_soa(reply: &[u8]) -> Option<String> {
+    let m = match hickory_proto::op::Message::from_vec(reply) {
+        Ok(m) => m,
+        Err(e) => return Some(format!("the reply does not parse: {e}")),
+    };
+    let soa = m
+        .answers
+        .iter()
+        .any(|r| r.record_type() == hickory_proto::rr::RecordType::SOA);
+    let ok = m.metadata.response_code == hickory_proto::op::ResponseCode::NoError
+        && m.metadata.authoritative
+        && soa;
+    (!ok).then(|| format!("example.org. SOA is not answered from the zone: {m:?}"))
 }
 
 /// Starts one example and checks that it answers; Err carries what went wrong and the
@@ -205,8 +238,13 @@ fn check_example(
     )
     .map_err(|e| format!("{e}\nCorefile:\n{text}"))?;
     let to = target(&server);
+    let (name, qtype) = if serves_a_zone(corefile) {
+        ("example.org.", 6)
+    } else {
+        ("example.org.", 1)
+    };
     for i in 0..ATTEMPTS {
-        let q = common::query(0x5300 + i as u16, "example.org.", 1);
+        let q = common::query(0x5300 + i as u16, name, qtype);
         if let Some(reply) = exchange(to, &q, Duration::from_secs(2)) {
             if reply[2] & 0x80 == 0 {
                 return Err(format!(
@@ -214,11 +252,19 @@ fn check_example(
                     server.stdout()
                 ));
             }
+            if qtype == 6
+                && let Some(e) = not_the_apex_soa(&reply)
+            {
+                return Err(format!(
+                    "{e}\nCorefile:\n{text}\nstdout:\n{}",
+                    server.stdout()
+                ));
+            }
             return Ok(());
         }
     }
     Err(format!(
-        "no reply to {ATTEMPTS} queries for example.org. A sent to {to}\nCorefile:\n{text}\nstdout:\n{}\nstderr:\n{}",
+        "no reply to {ATTEMPTS} queries for {name} {qtype} sent to {to}\nCorefile:\n{text}\nstdout:\n{}\nstderr:\n{}",
         server.stdout(),
         server.stderr()
     ))
@@ -237,6 +283,23 @@ fn readme_examples_parse_as_expected() {
     assert_eq!(
         with_port(".:1053 {\n}\nexample.org:10530 {\n}\n21053:1053\n", 5),
         ".:5 {\n}\nexample.org:10530 {\n}\n21053:5\n"
+    );
+    assert!(serves_a_zone(
+        "org {\n    auto {\n        directory zones\n    }\n}\n"
+    ));
+    assert!(serves_a_zone("org {\n    file db.example.org\n}\n"));
+    assert!(!serves_a_zone(
+        "org {\n    hosts {\n        fallthrough\n    }\n}\n"
+    ));
+}
+
+#[test]
+fn an_examples_directory_is_copied_with_its_subdirectories() {
+    let auto = root().join("plugins/auto/README.md");
+    let names: Vec<String> = example_files(&auto).into_iter().map(|(n, _)| n).collect();
+    assert!(
+        names.iter().any(|n| n == "zones/db.example.org"),
+        "{names:?}"
     );
 }
 

@@ -4,7 +4,7 @@
 //! refresh timer, NOTIFY from a stranger ignored, the zone served while the primary is
 //! gone until its SOA expire and transferred again when the primary is back, a reload that
 //! keeps the zone, a zone that takes many AXFR messages, the zone transferred on by
-//! *transfer* record for record as NSD sends it, and setup errors.
+//! *transfer* record for record as NSD sends it, `fallthrough`, and setup errors.
 //!
 //! Without NSD the tests that need it say so loudly and pass, except in CI (CI=true),
 //! where they fail (see `common::peers::tool`).
@@ -176,6 +176,49 @@ fn nsd_main_pid(nsd: &Peer) -> u32 {
 /// Starts ringdns on `port` with `corefile`.
 fn start(port: Port, corefile: &str) -> Server {
     Server::try_start_on(port, corefile, &[]).unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn fallthrough_passes_an_nxdomain_of_its_zones_to_the_next_plugin() {
+    let Some((_dir, _db, nsd)) = primary(&zone_text(1, LONG, "192.0.2.80"), None) else {
+        return;
+    };
+    let s = Server::start(|p| {
+        format!(
+            "example.org:{p} {{\n    secondary {{\n        transfer from 127.0.0.1:{}\n        \
+             fallthrough sub.example.org\n    }}\n    whoami\n}}\n",
+            nsd.port
+        )
+    });
+    wait_www(
+        &s,
+        "192.0.2.80",
+        Some(ResponseCode::ServFail),
+        Duration::from_secs(20),
+    );
+    // NXDOMAIN under a fallthrough zone: whoami's answer (the client's address in
+    // additional), not the zone's.
+    let m = ask(
+        s.port,
+        &common::query_full(1, "nope.sub.example.org.", A, 1, Some((1232, false))),
+    );
+    assert_eq!(m.metadata.response_code, ResponseCode::NoError, "{m:?}");
+    assert!(m.answers.is_empty());
+    assert!(
+        m.additionals
+            .iter()
+            .any(|r| r.record_type() == RecordType::A),
+        "whoami answered: {m:?}"
+    );
+    // Elsewhere in the zone NXDOMAIN is the answer, and NODATA never falls through.
+    let m = ask(s.port, &query(2, "nope.example.org.", A));
+    assert_eq!(m.metadata.response_code, ResponseCode::NXDomain);
+    assert!(m.metadata.authoritative);
+    assert_eq!(m.authorities[0].record_type(), RecordType::SOA);
+    let m = ask(s.port, &query(3, "www.example.org.", 15));
+    assert_eq!(m.metadata.response_code, ResponseCode::NoError);
+    assert!(m.metadata.authoritative);
+    assert_eq!(m.authorities[0].record_type(), RecordType::SOA);
 }
 
 #[test]

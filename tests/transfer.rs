@@ -1,8 +1,8 @@
 //! The transfer plugin through the real binary: AXFR of a file zone in many messages,
 //! compared with the zone file record by record; IXFR answered with the SOA when the client
 //! is up to date and with the zone when it is behind; who is refused; NOTIFY to a
-//! secondary (a UDP socket of the test that speaks the protocol) when the zone changes;
-//! Corefile errors.
+//! secondary (a UDP socket of the test that speaks the protocol) for every zone at start and
+//! after a reload, and when a zone changes, from the `source` address; Corefile errors.
 
 mod common;
 
@@ -10,7 +10,7 @@ use common::{Server, TempDir, ask, query, tcp_exchange, tcp_transfer};
 use hickory_proto::op::{Message, OpCode, ResponseCode};
 use hickory_proto::rr::RecordType;
 use std::collections::BTreeSet;
-use std::net::UdpSocket;
+use std::net::{SocketAddr, UdpSocket};
 use std::time::{Duration, Instant};
 
 const A: u16 = 1;
@@ -179,6 +179,118 @@ fn transfers_are_refused_to_others_over_udp_and_below_the_apex() {
     assert_eq!(m.answers.len(), 1);
 }
 
+/// The next NOTIFY `secondary` receives within `limit`, acknowledged (the answer is the
+/// query with QR set): the zone it names and where it came from.
+fn next_notify(secondary: &UdpSocket, limit: Duration, s: &Server) -> (String, SocketAddr) {
+    let mut buf = [0u8; 512];
+    let t0 = Instant::now();
+    let (n, from) = loop {
+        match secondary.recv_from(&mut buf) {
+            Ok(got) => break got,
+            Err(_) if t0.elapsed() < limit => continue,
+            Err(e) => panic!("no NOTIFY within {limit:?}: {e}\n{}", s.stdout()),
+        }
+    };
+    let m = Message::from_vec(&buf[..n]).expect("NOTIFY parses");
+    assert_eq!(m.metadata.op_code, OpCode::Notify);
+    assert!(m.metadata.authoritative);
+    assert_eq!(m.queries[0].query_type(), RecordType::SOA);
+    let mut ack = buf[..n].to_vec();
+    ack[2] |= 0x80;
+    secondary.send_to(&ack, from).unwrap();
+    (m.queries[0].name().to_string(), from)
+}
+
+/// A UDP socket of the test that stands for a secondary, with a short read timeout.
+fn secondary_socket(ip: &str) -> UdpSocket {
+    let secondary = UdpSocket::bind((ip, 0)).unwrap();
+    secondary
+        .set_read_timeout(Some(Duration::from_millis(500)))
+        .unwrap();
+    secondary
+}
+
+/// The zones `n` NOTIFYs name, each acknowledged, in the order they came.
+fn notified(secondary: &UdpSocket, n: usize, s: &Server) -> Vec<String> {
+    (0..n)
+        .map(|_| next_notify(secondary, Duration::from_secs(10), s).0)
+        .collect()
+}
+
+#[test]
+fn every_zone_is_notified_at_start_and_after_a_reload() {
+    // CoreDNS's file notifies its zones in OnStartup, which runs at start and again with
+    // every configuration a reload brings. Only the zones of a transfer line that names an
+    // address are notified, each once.
+    let secondary = secondary_socket("127.0.0.1");
+    let to = secondary.local_addr().unwrap();
+    let dir = TempDir::new();
+    let net = "$ORIGIN example.net.\n@ 3600 IN SOA ns hm 1 3600 600 86400 60\n@ 3600 IN NS ns\n\
+               ns 3600 IN A 192.0.2.2\n";
+    let com = net.replace("example.net.", "example.com.");
+    let org = dir.write("db.example.org", &zone(1).0);
+    let net = dir.write("db.example.net", net);
+    let com = dir.write("db.example.com", &com);
+    let corefile = |p: u16, com_options: &str| {
+        format!(
+            "example.org:{p} example.net:{p} example.com:{p} {{\n\
+             \x20   transfer example.org example.net {{\n        to {to}\n    }}\n\
+             \x20   transfer example.com {{\n        to *\n    }}\n\
+             \x20   file {} example.org\n    file {} example.net\n    file {} example.com{com_options}\n}}\n",
+            org.display(),
+            net.display(),
+            com.display()
+        )
+    };
+    let s = Server::start(|p| corefile(p, ""));
+    let mut got = notified(&secondary, 2, &s);
+    got.sort();
+    assert_eq!(got, ["example.net.", "example.org."]);
+    let mut buf = [0u8; 512];
+    assert!(
+        secondary.recv_from(&mut buf).is_err(),
+        "each zone once, example.com. (to * only) never"
+    );
+    // A reload (a changed Corefile, SIGUSR1): the new configuration notifies again.
+    s.dir.replace(
+        "Corefile",
+        &corefile(s.port, " {\n        reload 30s\n    }"),
+    );
+    s.signal("USR1");
+    assert!(
+        s.wait_stdout("Reloading complete", Duration::from_secs(10)),
+        "{}",
+        s.stdout()
+    );
+    let mut got = notified(&secondary, 2, &s);
+    got.sort();
+    assert_eq!(got, ["example.net.", "example.org."]);
+}
+
+#[test]
+fn notify_comes_from_the_source_address() {
+    // `source` is the local address NOTIFY is sent from; the secondary listens on another.
+    let secondary = secondary_socket("127.0.0.1");
+    let to = secondary.local_addr().unwrap();
+    let dir = TempDir::new();
+    let (text, _) = zone(1);
+    let db = dir.write("db.example.org", &text);
+    let s = Server::start(|p| {
+        format!(
+            "example.org:{p} {{\n    transfer {{\n        to {to}\n        source 127.0.0.2\n    \
+             }}\n    file {}\n}}\n",
+            db.display()
+        )
+    });
+    let (name, from) = next_notify(&secondary, Duration::from_secs(10), &s);
+    assert_eq!(name, "example.org.");
+    assert_eq!(from.ip().to_string(), "127.0.0.2", "{}", s.stdout());
+    // Without `source` it comes from the system's choice for loopback.
+    let s2 = serve_zone(&dir, &to.to_string(), "");
+    let (_, from) = next_notify(&secondary, Duration::from_secs(10), &s2);
+    assert_eq!(from.ip().to_string(), "127.0.0.1");
+}
+
 #[test]
 fn a_changed_zone_is_notified_to_the_secondaries() {
     let secondary = UdpSocket::bind("127.0.0.1:0").unwrap();
@@ -188,6 +300,9 @@ fn a_changed_zone_is_notified_to_the_secondaries() {
     let to = secondary.local_addr().unwrap();
     let dir = TempDir::new();
     let s = serve_zone(&dir, &format!("* {to}"), "        reload 1s\n");
+    // The NOTIFY of start, acknowledged; then none until the zone changes.
+    let (name, _) = next_notify(&secondary, Duration::from_secs(10), &s);
+    assert_eq!(name, "example.org.");
     let mut buf = [0u8; 512];
     assert!(
         secondary.recv_from(&mut buf).is_err(),

@@ -283,7 +283,12 @@ impl Server {
     ) -> Result<Server, String> {
         let dir = TempDir::new();
         for (name, data) in files {
-            std::fs::write(dir.0.join(name), data).expect("write a file for the server");
+            // A name may hold directories (`zones/db.example.org`): they are made.
+            let path = dir.0.join(name);
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent).expect("make a directory for the server");
+            }
+            std::fs::write(path, data).expect("write a file for the server");
         }
         let conf = dir.write("Corefile", corefile);
         let mut child = Command::new(program)

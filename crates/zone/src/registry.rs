@@ -42,9 +42,14 @@ impl Registry {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Registers a zone (the loading plugin's setup).
+    /// Registers a zone (the loading plugin's setup). Kept longest origin first, as
+    /// [`crate::pick::zone_for`] wants them.
     pub fn add(&self, entry: Entry) {
-        self.inner().zones.push(entry);
+        let mut inner = self.inner();
+        let at = inner
+            .zones
+            .partition_point(|z| z.origin.len() >= entry.origin.len());
+        inner.zones.insert(at, entry);
     }
 
     /// Removes one zone's entry (auto, when its file goes or moves), found by its data:
@@ -59,14 +64,12 @@ impl Registry {
         !self.inner().hooks.is_empty()
     }
 
-    /// The registered zone that holds `lower` (a lower-case wire name), the most specific.
-    pub fn find(&self, lower: &[u8]) -> Option<Entry> {
-        self.inner()
-            .zones
-            .iter()
-            .filter(|z| crate::canonical::is_at_or_below(lower, &z.origin))
-            .max_by_key(|z| z.origin.len())
-            .cloned()
+    /// The registered zone that answers `name` (wire form) of type `qtype`: the most
+    /// specific that holds it, the parent's for the DS of an apex ([`crate::pick`]).
+    pub fn find(&self, name: &[u8], qtype: u16) -> Option<Entry> {
+        let name = ringdns_wire::Name::from_wire(name).ok()?;
+        let inner = self.inner();
+        crate::pick::zone_for(&inner.zones, |z| &z.origin, &name, qtype).cloned()
     }
 
     /// The zone with exactly this origin.
@@ -100,6 +103,7 @@ impl Registry {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ringdns_wire::rtype::{A, DS};
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     fn entry(name: &str) -> Entry {
@@ -115,10 +119,18 @@ mod tests {
         let r = Registry::default();
         r.add(entry("example.org."));
         r.add(entry("sub.example.org."));
+        r.add(entry("org."));
         let n = ringdns_wire::name_to_wire("a.sub.example.org.").unwrap();
-        assert_eq!(r.find(&n).unwrap().name, "sub.example.org.");
+        assert_eq!(r.find(&n, A).unwrap().name, "sub.example.org.");
+        let n = ringdns_wire::name_to_wire("sub.example.org.").unwrap();
+        assert_eq!(r.find(&n, A).unwrap().name, "sub.example.org.");
+        assert_eq!(
+            r.find(&n, DS).unwrap().name,
+            "example.org.",
+            "the parent's DS"
+        );
         let n = ringdns_wire::name_to_wire("a.example.com.").unwrap();
-        assert!(r.find(&n).is_none());
+        assert!(r.find(&n, A).is_none());
         let heard = Arc::new(AtomicUsize::new(0));
         let h = heard.clone();
         r.on_change(Arc::new(move |_| {
@@ -133,7 +145,7 @@ mod tests {
             .unwrap();
         r.remove(&sub.data);
         r.remove(&twin.data);
-        assert_eq!(r.all().len(), 1, "the first example.org. stays");
+        assert_eq!(r.all().len(), 2, "the first example.org. stays");
         assert!(r.has_listeners());
     }
 }

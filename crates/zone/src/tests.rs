@@ -123,8 +123,19 @@ ext.example.org. 3600 NS ns.example.net.
 dn.example.org. 60 DNAME example.com.
 ";
 
-/// Answers `qname`/`qtype` from `z` and decodes the reply.
+/// Answers `qname`/`qtype` from `z` and decodes the reply, as asked over TCP.
 fn ask_with(z: &Zone, qname: &str, qtype: RecordType, dnssec: bool) -> (Message, Answered) {
+    ask_over(z, qname, qtype, dnssec, false)
+}
+
+/// [`ask_with`], over UDP when `udp`.
+fn ask_over(
+    z: &Zone,
+    qname: &str,
+    qtype: RecordType,
+    dnssec: bool,
+    udp: bool,
+) -> (Message, Answered) {
     let mut m = Message::query();
     m.metadata.id = 7;
     m.add_query(hickory_proto::op::Query::query(
@@ -135,7 +146,7 @@ fn ask_with(z: &Zone, qname: &str, qtype: RecordType, dnssec: bool) -> (Message,
     let q = Query::parse(&packet).unwrap();
     let mut out = Vec::with_capacity(4096);
     let mut w = MessageWriter::reply(&q, &mut out, 0);
-    let a = z.answer(q.qname_bytes(), q.qtype(), dnssec, false, &mut w);
+    let a = z.answer(q.qname_bytes(), q.qtype(), dnssec, udp, &mut w);
     w.finish();
     (Message::from_vec(&out).unwrap(), a)
 }
@@ -408,6 +419,37 @@ fn any_returns_the_rrsets_of_the_name() {
     );
     let m = ask(&z, "b.c.example.org.", RecordType::ANY);
     assert!(m.answers.is_empty());
+}
+
+#[test]
+fn any_over_udp_gets_one_rrset() {
+    // RFC 8482 §4.1: over UDP one RRset of the name (against amplification), whole; over
+    // TCP every one (`any_returns_the_rrsets_of_the_name`).
+    let z = zone("example.org.", EXAMPLE);
+    let (m, _) = ask_over(&z, "www.example.org.", RecordType::ANY, false, true);
+    assert_eq!(m.metadata.response_code, ResponseCode::NoError);
+    assert!(m.metadata.authoritative);
+    assert_eq!(
+        lines(&m.answers),
+        [
+            "www.example.org. 300 A 192.0.2.80",
+            "www.example.org. 300 A 192.0.2.81"
+        ]
+    );
+    // The apex has four RRsets: one of them, and no addresses in additional.
+    let (m, _) = ask_over(&z, "example.org.", RecordType::ANY, false, true);
+    let t = types(&m.answers);
+    assert!(!t.is_empty());
+    assert!(t.iter().all(|x| *x == t[0]), "one RRset: {t:?}");
+    assert!(m.additionals.is_empty());
+    let (m, _) = ask_over(&z, "example.org.", RecordType::ANY, false, false);
+    let mut all = types(&m.answers);
+    all.dedup();
+    assert_eq!(all.len(), 4, "over TCP all of them: {all:?}");
+    // A name without data is NODATA either way.
+    let (m, _) = ask_over(&z, "b.c.example.org.", RecordType::ANY, false, true);
+    assert!(m.answers.is_empty());
+    assert_eq!(types(&m.authorities), [RecordType::SOA]);
 }
 
 #[test]

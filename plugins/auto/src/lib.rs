@@ -83,7 +83,7 @@ impl Auto {
         let qname = req.query.qname();
         let mut ours = false;
         for source in &self.config.sources {
-            let found = source.lookup(&qname, |z| {
+            let found = source.lookup(&qname, req.query.qtype(), |z| {
                 if req.query.opcode() == opcode::NOTIFY {
                     return serving::drop_notify(Self::NAME, req, &z.name);
                 }

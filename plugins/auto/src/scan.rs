@@ -8,6 +8,7 @@ use crate::setup::Settings;
 use regex::Regex;
 use ringdns_plugin::snapshot::Snapshot;
 use ringdns_plugin::wire::Name;
+use ringdns_zone::pick;
 use ringdns_zone::registry::Registry;
 use ringdns_zone::watch::{ReadError, ZoneFile};
 use std::collections::BTreeMap;
@@ -73,15 +74,21 @@ impl Source {
         let _ = self.update(false);
     }
 
-    /// `answer` of the zone for `qname`, as CoreDNS's auto looks: first among the origins
-    /// it is authoritative for, then among the zones loaded. The zone is lent, not cloned:
+    /// `answer` of the zone for `qname`/`qtype`, as CoreDNS's auto looks: first among the
+    /// origins it is authoritative for, then among the zones loaded (the most specific, the
+    /// parent's for the DS of an apex: [`pick`]). The zone is lent, not cloned:
     /// every core would count on the same reference otherwise.
-    pub fn lookup<R>(&self, qname: &Name<'_>, answer: impl FnOnce(&ZoneFile) -> R) -> Lookup<R> {
+    pub fn lookup<R>(
+        &self,
+        qname: &Name<'_>,
+        qtype: u16,
+        answer: impl FnOnce(&ZoneFile) -> R,
+    ) -> Lookup<R> {
         if !self.origins.iter().any(|o| qname.is_subdomain_of(o)) {
             return Lookup::NotAuthoritative;
         }
         let zones = self.zones.load();
-        match zones.iter().find(|z| qname.is_subdomain_of(&z.origin)) {
+        match pick::zone_for(&zones, |z| &z.origin, qname, qtype) {
             Some(z) => Lookup::Zone(answer(z)),
             None => Lookup::NoZone,
         }

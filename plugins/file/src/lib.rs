@@ -14,6 +14,7 @@ use ringdns_plugin::wire::opcode;
 use ringdns_plugin::{
     BlockSetup, CoreInfo, Fallthrough, Handler, Outcome, Plugin, Request, Serve, Serves, Status,
 };
+use ringdns_zone::pick;
 use ringdns_zone::serving::{self, Local};
 use ringdns_zone::watch::ZoneFile;
 use std::future::Future;
@@ -60,17 +61,11 @@ impl Plugin for File {
 }
 
 impl File {
-    /// The zone that holds `qname` (the most specific of ours).
-    fn zone_for(&self, qname: &ringdns_plugin::wire::Name<'_>) -> Option<&FileZone> {
-        self.config
-            .zones
-            .iter()
-            .find(|z| qname.is_subdomain_of(&z.file.origin))
-    }
-
-    /// Answers from the zone into the reply, as far as the zone alone can.
+    /// Answers from the zone into the reply, as far as the zone alone can. The zone is
+    /// the most specific of ours that holds the name, the parent's for the DS of an apex.
     fn local(&self, req: &mut Request<'_>) -> Local {
-        let Some(fz) = self.zone_for(&req.query.qname()) else {
+        let (qname, qtype) = (req.query.qname(), req.query.qtype());
+        let Some(fz) = pick::zone_for(&self.config.zones, |z| &z.file.origin, &qname, qtype) else {
             return Local::NotOurs;
         };
         if req.query.opcode() == opcode::NOTIFY {

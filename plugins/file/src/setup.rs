@@ -78,3 +78,100 @@ pub fn parse(d: &mut Dispenser<'_>, block: &BlockSetup) -> Result<Config, Error>
         fall,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::File;
+    use ringdns_testkit::config;
+    use std::time::Duration;
+
+    /// A zone file of the test's own (relative names only: any origin), removed after it.
+    struct Db(std::path::PathBuf);
+
+    impl Db {
+        fn new(tag: &str) -> Db {
+            let p = std::env::temp_dir()
+                .join(format!("ringdns-file-setup-{tag}-{}", std::process::id()));
+            std::fs::write(
+                &p,
+                "@ 3600 IN SOA ns hm 1 7200 3600 1209600 300\n@ 3600 IN NS ns\n\
+                 ns 3600 IN A 192.0.2.53\n",
+            )
+            .unwrap();
+            Db(p)
+        }
+    }
+
+    impl Drop for Db {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+
+    /// `(reload, reload_by_mtime)` of each zone `text` sets up, longest origin first.
+    fn settings(text: &str) -> Result<Vec<(Duration, bool)>, String> {
+        let (_, c) = config::<File>(text)?;
+        Ok(c.zones
+            .iter()
+            .map(|z| (z.reload, z.file.by_mtime))
+            .collect())
+    }
+
+    #[test]
+    fn options_and_defaults_are_coredns_s() {
+        let db = Db::new("options");
+        let path = db.0.display();
+        let s = settings(&format!("example.org {{\n file {path} example.org\n}}\n")).unwrap();
+        assert_eq!(
+            s,
+            [(Duration::from_secs(60), false)],
+            "reload 1m by default"
+        );
+        let s = settings(&format!(
+            ". {{\n file {path} example.org sub.example.org {{\n reload 0\n reload_by_mtime\n \
+             fallthrough\n upstream 127.0.0.1\n }}\n}}\n"
+        ))
+        .unwrap();
+        assert_eq!(s, [(Duration::ZERO, true), (Duration::ZERO, true)]);
+    }
+
+    #[test]
+    fn errors_are_coredns_s() {
+        for (body, want) in [
+            ("file", "Wrong argument count"),
+            (
+                "file db.x {\n reload\n }",
+                "reload duration value is expected",
+            ),
+            (
+                "file db.x {\n reload 1x\n }",
+                "plugin/file: time: unknown unit",
+            ),
+            (
+                "file db.x {\n reload -1s\n }",
+                "plugin/file: time: invalid duration",
+            ),
+            ("file db.x {\n reload 10s 20s\n }", "Wrong argument count"),
+            (
+                "file db.x {\n reload_by_mtime yes\n }",
+                "Wrong argument count",
+            ),
+            (
+                "file db.x {\n no_reload\n }",
+                "unknown property 'no_reload'",
+            ),
+            (
+                "file db.x {\n transfer from 127.0.0.1\n }",
+                "unknown property 'transfer'",
+            ),
+            (
+                "file /nonexistent/db.x example.org {\n reload 0\n }",
+                "plugin/file: /nonexistent/db.x: No such file",
+            ),
+        ] {
+            let e = settings(&format!(". {{\n {body}\n}}\n")).expect_err(body);
+            assert!(e.contains(want), "{body}: want {want:?} in {e}");
+            assert!(e.starts_with("Corefile:"), "FILE:LINE: {e}");
+        }
+    }
+}

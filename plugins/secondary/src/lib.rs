@@ -19,10 +19,11 @@ mod zone;
 
 use ringdns_plugin::corefile::{Dispenser, Error};
 use ringdns_plugin::wire::rcode::NOERROR;
-use ringdns_plugin::wire::{MessageWriter, Name, opcode};
+use ringdns_plugin::wire::{MessageWriter, opcode};
 use ringdns_plugin::{
     BlockSetup, CoreInfo, Fallthrough, Handler, Outcome, Plugin, Request, Serve, Serves, Status,
 };
+use ringdns_zone::pick;
 use ringdns_zone::registry::Registry;
 use ringdns_zone::serving::{self, Local};
 use std::sync::Arc;
@@ -68,18 +69,11 @@ impl Plugin for Secondary {
 }
 
 impl Secondary {
-    /// The zone that holds `qname` (the most specific of ours).
-    fn zone_for(&self, qname: &Name<'_>) -> Option<&SecondaryZone> {
-        self.config
-            .zones
-            .iter()
-            .find(|z| qname.is_subdomain_of(&z.inner.origin))
-            .map(|z| &**z)
-    }
-
-    /// Answers from the zone into the reply, as far as the zone alone can.
+    /// Answers from the zone into the reply, as far as the zone alone can. The zone is
+    /// the most specific of ours that holds the name, the parent's for the DS of an apex.
     fn local(&self, req: &mut Request<'_>) -> Local {
-        let Some(z) = self.zone_for(&req.query.qname()) else {
+        let (qname, qtype) = (req.query.qname(), req.query.qtype());
+        let Some(z) = pick::zone_for(&self.config.zones, |z| &z.inner.origin, &qname, qtype) else {
             return Local::NotOurs;
         };
         if req.query.opcode() == opcode::NOTIFY {

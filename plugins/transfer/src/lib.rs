@@ -1,7 +1,8 @@
 //! transfer: zone transfers out of the block's zones (file, auto, secondary), as CoreDNS's
 //! transfer plugin: AXFR (RFC 5936) and IXFR (RFC 1995: the steps since the client's serial
-//! where the zone's history has them, else the whole zone) over TCP to the addresses of `to`, and NOTIFY (RFC 1996) to
-//! them when a zone changes.
+//! where the zone's history has them, else the whole zone) over TCP to the addresses of
+//! `to`, and NOTIFY (RFC 1996) to them when a zone changes and for every zone when the
+//! configuration starts (at start-up and after each reload).
 //!
 //! A transfer is the one reply of many messages: the query defers, and its task writes
 //! every message but the last through the connection ([`ringdns_plugin::Request::stream`]);
@@ -26,6 +27,8 @@ use setup::To;
 use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 /// One `transfer` line: its zones and who may transfer them.
 pub struct Xfr {
@@ -37,6 +40,23 @@ pub struct Xfr {
 }
 
 impl Xfr {
+    /// Whether the line names an address to notify (`to *` alone names none).
+    fn notifies(&self) -> bool {
+        self.to.iter().any(|t| matches!(t, To::Addr(_)))
+    }
+
+    /// The NOTIFY of zone `origin` (lower-case wire form) to this line's addresses.
+    fn notice(&self, origin: &[u8]) -> notify::Notice {
+        notify::Notice {
+            origin: origin.to_vec(),
+            name: ringdns_plugin::wire::Name::from_wire(origin)
+                .map(|n| n.to_string())
+                .unwrap_or_default(),
+            to: self.to.clone(),
+            source: self.source,
+        }
+    }
+
     /// Whether `client` may transfer (CoreDNS compares the address, not the port).
     fn allows(&self, client: SocketAddr) -> bool {
         self.to.iter().any(|t| match t {
@@ -50,7 +70,41 @@ impl Xfr {
 pub struct Config {
     xfrs: Arc<Vec<Xfr>>,
     registry: Arc<Registry>,
+    /// How many cores serve this configuration, and how many have started it: the NOTIFY
+    /// of start waits for all, so that a secondary's SOA query meets the new zones.
+    cores: AtomicUsize,
+    starts: AtomicUsize,
 }
+
+impl Config {
+    /// Whether every core has made this configuration its current one.
+    fn all_started(&self) -> bool {
+        self.starts.load(Ordering::Acquire) >= self.cores.load(Ordering::Relaxed)
+    }
+
+    /// The NOTIFY of every zone of the block that is loaded and that a line with an
+    /// address covers, once each.
+    fn notices(&self) -> Vec<notify::Notice> {
+        let mut seen: Vec<Box<[u8]>> = Vec::new();
+        let mut out = Vec::new();
+        for entry in self.registry.all() {
+            if seen.contains(&entry.origin) || entry.data.load().is_none() {
+                continue;
+            }
+            seen.push(entry.origin.clone());
+            if let Some(x) = longest_match(&self.xfrs, &entry.origin)
+                && x.notifies()
+            {
+                out.push(x.notice(&entry.origin));
+            }
+        }
+        out
+    }
+}
+
+/// How long the NOTIFY of start waits for the other cores to take up the configuration (a
+/// core that never does is not waited for past it), as loop's probe does.
+const START_WAIT: Duration = Duration::from_secs(1);
 
 /// The per-core instance.
 pub struct Transfer {
@@ -77,14 +131,19 @@ impl Plugin for Transfer {
         let registry = block.block_shared::<Registry>();
         let hook_xfrs = Arc::clone(&xfrs);
         registry.on_change(Arc::new(move |origin: &[u8]| {
-            if let Some(x) = longest_match(&hook_xfrs, origin) {
-                let name = ringdns_plugin::wire::Name::from_wire(origin)
-                    .map(|n| n.to_string())
-                    .unwrap_or_default();
-                notify::spawn(origin.to_vec(), name, x.to.clone(), x.source);
+            if let Some(x) = longest_match(&hook_xfrs, origin)
+                && x.notifies()
+            {
+                let notice = x.notice(origin);
+                notify::spawn(move || vec![notice]);
             }
         }));
-        Ok(Config { xfrs, registry })
+        Ok(Config {
+            xfrs,
+            registry,
+            cores: AtomicUsize::new(1),
+            starts: AtomicUsize::new(0),
+        })
     }
 }
 
@@ -159,10 +218,36 @@ impl Transfer {
 }
 
 impl Serve for Transfer {
-    fn build(config: &Arc<Config>, _core: &CoreInfo) -> Option<Self> {
+    fn build(config: &Arc<Config>, core: &CoreInfo) -> Option<Self> {
+        config.cores.store(core.cores, Ordering::Relaxed);
         Some(Transfer {
             config: Arc::clone(config),
         })
+    }
+
+    /// The first core to start this configuration (at start-up, after a reload) has every
+    /// zone of the block notified, once all cores serve it: CoreDNS's file sends NOTIFY
+    /// for its zones in `OnStartup`, which runs again with every configuration.
+    fn start(&self) {
+        if self.config.starts.fetch_add(1, Ordering::AcqRel) != 0 {
+            return;
+        }
+        if !self.config.xfrs.iter().any(Xfr::notifies) {
+            return;
+        }
+        let config = Arc::downgrade(&self.config);
+        notify::spawn(move || {
+            let until = Instant::now() + START_WAIT;
+            loop {
+                match config.upgrade() {
+                    None => return Vec::new(),
+                    Some(c) if c.all_started() || Instant::now() >= until => {
+                        return c.notices();
+                    }
+                    Some(_) => std::thread::sleep(Duration::from_millis(5)),
+                }
+            }
+        });
     }
 
     // Not an `async fn`, and the transfer boxed: only transfers pay for the walk's state,

@@ -1,7 +1,8 @@
-//! NOTIFY out (RFC 1996): when a zone of the block changes, its secondaries named in `to`
+//! NOTIFY out (RFC 1996): when a zone of the block changes, and for every zone when the
+//! configuration starts (at start-up and after a reload), its secondaries named in `to`
 //! hear of it at once instead of at their next refresh. Sent from a thread of its own per
-//! change, never from a core: each address gets up to three tries, two seconds each, as
-//! CoreDNS's `sendNotify`.
+//! change (one for all the zones at start), never from a core: each address gets up to
+//! three tries, two seconds each, as CoreDNS's `sendNotify`.
 
 use crate::setup::To;
 use ringdns_plugin::wire::{Name, QueryBuilder, rcode, rtype};
@@ -23,32 +24,41 @@ pub fn message(origin: &[u8], id: u16) -> Option<Vec<u8>> {
     Some(m)
 }
 
-/// Sends NOTIFY for `origin` to every address of `to` (not `*`) from a new thread, and logs
-/// the addresses that did not accept it.
-pub fn spawn(origin: Vec<u8>, name: String, to: Vec<To>, source: Option<IpAddr>) {
-    let targets: Vec<SocketAddr> = to
-        .iter()
-        .filter_map(|t| match t {
-            To::Anyone => None,
-            To::Addr(a) => Some(*a),
-        })
-        .collect();
-    if targets.is_empty() {
-        return;
-    }
+/// One zone to notify: its origin (wire form), its name for logs, who hears of it and
+/// from where.
+pub struct Notice {
+    pub origin: Vec<u8>,
+    pub name: String,
+    pub to: Vec<To>,
+    pub source: Option<IpAddr>,
+}
+
+/// Sends each notice from a new thread, one after the other (as CoreDNS's file notifies
+/// its zones at start), after `before` (which may wait); see [`send_all`].
+pub fn spawn(before: impl FnOnce() -> Vec<Notice> + Send + 'static) {
     let spawned = std::thread::Builder::new()
         .name("transfer-notify".into())
         .spawn(move || {
-            for t in targets {
-                if let Err(e) = send(&origin, t, source) {
-                    ringdns_plugin::warning!(
-                        "plugin/transfer: Failed sending notifies: notify for zone \"{name}\" was not accepted by \"{t}\": {e}"
-                    );
-                }
+            for n in before() {
+                send_all(&n);
             }
         });
     if let Err(e) = spawned {
         ringdns_plugin::warning!("plugin/transfer: cannot start a thread to send notifies: {e}");
+    }
+}
+
+/// Sends NOTIFY for one zone to every address of its `to` (not `*`), and logs the addresses
+/// that did not accept it.
+fn send_all(n: &Notice) {
+    for t in &n.to {
+        let To::Addr(t) = *t else { continue };
+        if let Err(e) = send(&n.origin, t, n.source) {
+            ringdns_plugin::warning!(
+                "plugin/transfer: Failed sending notifies: notify for zone \"{}\" was not accepted by \"{t}\": {e}",
+                n.name
+            );
+        }
     }
 }
 
