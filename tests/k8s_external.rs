@@ -98,17 +98,18 @@ fn eventually(port: u16, name: &str, rtype: RecordType, ok: impl Fn(&Message) ->
     common::eventually(port, &packet(0x6b39, name, rtype), ok)
 }
 
-/// A non-loopback address of this machine, for `bind`: the name servers' addresses are
-/// the server's own, loopback excluded (CoreDNS's `boundIPs`).
-fn own_address() -> Option<IpAddr> {
-    let rows = ringdns::plugin::interfaces::rows().ok()?;
-    let addrs: Vec<IpAddr> = rows.into_iter().filter_map(|r| r.addr).collect();
-    let usable = |a: &IpAddr| match a {
-        IpAddr::V4(v4) => !v4.is_loopback() && !v4.is_unspecified() && !v4.is_link_local(),
-        IpAddr::V6(v6) => !v6.is_loopback() && (v6.segments()[0] & 0xffc0) != 0xfe80,
-    };
-    let v4 = addrs.iter().find(|a| a.is_ipv4() && usable(a));
-    v4.or_else(|| addrs.iter().find(|a| usable(a))).copied()
+/// The server's own addresses as it finds them without `bind` (CoreDNS's `boundIPs`):
+/// every interface's, loopback excluded. The name server's addresses are these when no
+/// endpoint of the cluster holds one of them.
+fn own_addresses() -> Vec<IpAddr> {
+    let rows = ringdns::plugin::interfaces::rows().expect("the interfaces");
+    let mut out: Vec<IpAddr> = Vec::new();
+    for ip in rows.into_iter().filter_map(|r| r.addr) {
+        if !ip.is_loopback() && !ip.is_unspecified() && !out.contains(&ip) {
+            out.push(ip);
+        }
+    }
+    out
 }
 
 /// The cluster: a service with external IPs of both families and a load balancer's IP, one
@@ -165,18 +166,12 @@ fn populate(api: &FakeApi) {
 
 /// The Corefile: k8s_external for example.org (headless, PTR of 192.0.2.0/24) and
 /// example.com (falling through to a zone file), kubernetes for cluster.local, and a block
-/// for example.net whose hosts answer the load balancer's hostname. `bind` is the block's
-/// line (empty for the wildcard).
-fn corefile(
-    port: u16,
-    kubeconfig: &std::path::Path,
-    zone_file: &std::path::Path,
-    bind: &str,
-) -> String {
+/// for example.net whose hosts answer the load balancer's hostname.
+fn corefile(port: u16, kubeconfig: &std::path::Path, zone_file: &std::path::Path) -> String {
     format!(
         "{{\n workers 1\n}}\n\
-         .:{port} {{\n{bind}\n k8s_external example.org example.com 192.0.2.0/24 {{\n  headless\n  fallthrough example.com\n }}\n kubernetes cluster.local {{\n  kubeconfig {}\n }}\n file {} example.com\n}}\n\
-         example.net:{port} {{\n{bind}\n hosts {{\n  203.0.113.80 lb.example.net\n  2001:db8::80 lb.example.net\n }}\n}}\n",
+         .:{port} {{\n k8s_external example.org example.com 192.0.2.0/24 {{\n  headless\n  fallthrough example.com\n }}\n kubernetes cluster.local {{\n  kubeconfig {}\n }}\n file {} example.com\n}}\n\
+         example.net:{port} {{\n hosts {{\n  203.0.113.80 lb.example.net\n  2001:db8::80 lb.example.net\n }}\n}}\n",
         kubeconfig.display(),
         zone_file.display()
     )
@@ -185,11 +180,10 @@ fn corefile(
 /// The zone behind example.com's fallthrough: a name k8s_external does not have.
 const ZONE: &str = "$ORIGIN example.com.\n@ 3600 IN SOA ns.example.com. admin.example.com. 7 3600 600 86400 60\n@ 3600 IN NS ns.example.com.\nns 3600 IN A 198.51.100.1\nghost.testns 3600 IN A 198.51.100.7\n";
 
-fn start(api: &FakeApi, dir: &TempDir, bind: &str) -> Server {
+fn start(api: &FakeApi, dir: &TempDir) -> Server {
     let kc = api.kubeconfig(&dir.0);
     let zone = dir.write("db.example.com", ZONE);
-    let bind = bind.to_string();
-    Server::start(move |p| corefile(p, &kc, &zone, &bind))
+    Server::start(move |p| corefile(p, &kc, &zone))
 }
 
 #[test]
@@ -197,7 +191,7 @@ fn external_ips_load_balancers_srv_headless_and_ptr() {
     let api = FakeApi::start();
     populate(&api);
     let dir = TempDir::new();
-    let s = start(&api, &dir, "");
+    let s = start(&api, &dir);
     let p = s.port;
     // spec.externalIPs then the load balancer's IP, per family.
     answer(
@@ -313,12 +307,7 @@ fn the_apex_and_its_name_servers() {
     let api = FakeApi::start();
     populate(&api);
     let dir = TempDir::new();
-    let own = own_address();
-    let bind = match own {
-        Some(a) => format!(" bind 127.0.0.1 {a}"),
-        None => " bind 127.0.0.1".to_string(),
-    };
-    let s = start(&api, &dir, &bind);
+    let s = start(&api, &dir);
     let p = s.port;
     let m = ask(p, "example.org.", RecordType::SOA);
     answer(&m, &[SOA_ORG]);
@@ -337,46 +326,43 @@ fn the_apex_and_its_name_servers() {
         ResponseCode::NXDomain,
         SOA_ORG,
     );
-    let Some(own) = own else {
-        // Only loopback here: the server has no address of its own to give the name
-        // server (CoreDNS's nsAddrs finds none either).
-        let m = ask(p, "example.org.", RecordType::NS);
-        answer(&m, &["example.org. 5 NS ns1.dns.example.org."]);
-        assert!(lines(&m.additionals).is_empty(), "{m:?}");
-        negative(
-            &ask(p, "ns1.dns.example.org.", RecordType::A),
-            ResponseCode::NoError,
-            SOA_ORG,
-        );
-        return;
+    // No endpoint is the server: the name server's addresses are its own (none on a
+    // machine with loopback alone).
+    let own = own_addresses();
+    let glue = |rtype: RecordType, ips: &[IpAddr]| -> Vec<String> {
+        let mut v: Vec<String> = ips
+            .iter()
+            .filter(|ip| ip.is_ipv4() == (rtype == RecordType::A))
+            .map(|ip| format!("ns1.dns.example.org. 5 {rtype} {ip}"))
+            .collect();
+        v.sort();
+        v
     };
-    // No endpoint is the server: its own address.
-    let rtype = if own.is_ipv4() {
-        RecordType::A
-    } else {
-        RecordType::AAAA
-    };
+    let mut all = [glue(RecordType::A, &own), glue(RecordType::AAAA, &own)].concat();
+    all.sort();
     let m = ask(p, "example.org.", RecordType::NS);
     answer(&m, &["example.org. 5 NS ns1.dns.example.org."]);
-    assert_eq!(
-        lines(&m.additionals),
-        [format!("ns1.dns.example.org. 5 {rtype} {own}")]
-    );
-    answer(
-        &ask(p, "ns1.dns.example.org.", rtype),
-        &[&format!("ns1.dns.example.org. 5 {rtype} {own}")],
-    );
+    assert_eq!(lines(&m.additionals), all, "{own:?}");
+    for rtype in [RecordType::A, RecordType::AAAA] {
+        let m = ask(p, "ns1.dns.example.org.", rtype);
+        let want = glue(rtype, &own);
+        if want.is_empty() {
+            negative(&m, ResponseCode::NoError, SOA_ORG);
+        } else {
+            let want: Vec<&str> = want.iter().map(String::as_str).collect();
+            answer(&m, &want);
+        }
+    }
     // The server becomes its service's endpoint: the service's external IP.
+    let Some(addr) = own.first() else {
+        return;
+    };
+    let family = if addr.is_ipv4() { "IPv4" } else { "IPv6" };
     api.apply(
-        endpoint_slice(
-            "kube-system",
-            "ringdns-1",
-            "ringdns",
-            if own.is_ipv4() { "IPv4" } else { "IPv6" },
-        )
-        .endpoint(endpoint(&[&own.to_string()]))
-        .port("dns", "UDP", 53)
-        .build(),
+        endpoint_slice("kube-system", "ringdns-1", "ringdns", family)
+            .endpoint(endpoint(&[&addr.to_string()]))
+            .port("dns", "UDP", 53)
+            .build(),
     );
     let took = eventually(p, "ns1.dns.example.org.", RecordType::A, |m| {
         lines(&m.answers) == ["ns1.dns.example.org. 5 A 203.0.113.53"]
@@ -388,6 +374,11 @@ fn the_apex_and_its_name_servers() {
         lines(&m.additionals),
         ["ns1.dns.example.org. 5 A 203.0.113.53"]
     );
+    negative(
+        &ask(p, "ns1.dns.example.org.", RecordType::AAAA),
+        ResponseCode::NoError,
+        SOA_ORG,
+    );
 }
 
 #[test]
@@ -395,7 +386,7 @@ fn an_ingress_hostname_is_a_cname_to_what_another_block_answers() {
     let api = FakeApi::start();
     populate(&api);
     let dir = TempDir::new();
-    let s = start(&api, &dir, "");
+    let s = start(&api, &dir);
     let p = s.port;
     let m = ask(p, "lb.testns.example.org.", RecordType::A);
     answer(
@@ -431,7 +422,7 @@ fn the_serial_and_watch_updates() {
     let api = FakeApi::start();
     populate(&api);
     let dir = TempDir::new();
-    let s = start(&api, &dir, "");
+    let s = start(&api, &dir);
     let p = s.port;
     let before = serial(p, "example.org.");
     let cluster_before = serial(p, "cluster.local.");
@@ -501,7 +492,7 @@ fn fallthrough_hands_only_nxdomain_to_the_next_plugin() {
     let api = FakeApi::start();
     populate(&api);
     let dir = TempDir::new();
-    let s = start(&api, &dir, "");
+    let s = start(&api, &dir);
     let p = s.port;
     // example.com falls through: the zone file has the name.
     let m = ask(p, "ghost.testns.example.com.", RecordType::A);
