@@ -18,9 +18,9 @@ use crate::setup::Options;
 use crate::store::{Key, Store};
 use ringdns_plugin::external::{ExternalHits, ExternalRequest, ExternalTarget, Externaler};
 use ringdns_plugin::reverse::reverse_addr;
-use ringdns_plugin::wire::name_to_wire;
 use ringdns_plugin::wire::rcode::{NOERROR, NXDOMAIN, SERVFAIL};
 use ringdns_plugin::wire::rtype::PTR;
+use ringdns_plugin::wire::{Name, name_to_wire};
 use std::collections::HashMap;
 use std::net::IpAddr;
 
@@ -113,6 +113,18 @@ impl ExternalData {
     /// The services with external IP `ip`.
     pub fn ptr(&self, ip: IpAddr) -> &[SvcName] {
         self.ptr.get(&ip).map_or(&[], |v| v)
+    }
+
+    /// Whether an external IP's reverse name is below `name` (which makes `name` an empty
+    /// non-terminal). A walk over the external IPs, for the uncommon query of a partial
+    /// reverse name; it allocates nothing.
+    pub fn covers(&self, name: &Name<'_>) -> bool {
+        let mut buf = [0u8; 80];
+        self.ptr.keys().any(|ip| {
+            Name::from_wire(reverse_name(*ip, &mut buf)).is_ok_and(|r| {
+                r.label_count() > name.label_count() && r.is_subdomain_of(name.as_wire())
+            })
+        })
     }
 }
 
@@ -232,6 +244,51 @@ impl Views {
     }
 }
 
+/// Whether a name is under in-addr.arpa or ip6.arpa (CoreDNS's `dnsutil.IsReverse`).
+fn is_reverse_name(name: &Name<'_>) -> bool {
+    name.is_subdomain_of(b"\x07in-addr\x04arpa\x00") || name.is_subdomain_of(b"\x03ip6\x04arpa\x00")
+}
+
+/// The reverse name of `ip` (`4.3.2.1.in-addr.arpa.`, nibbles under `ip6.arpa.`), wire, in
+/// `buf`.
+fn reverse_name(ip: IpAddr, buf: &mut [u8; 80]) -> &[u8] {
+    let mut n = 0;
+    let mut put = |b: &[u8]| {
+        buf[n..n + b.len()].copy_from_slice(b);
+        n += b.len();
+    };
+    match ip {
+        IpAddr::V4(v4) => {
+            for o in v4.octets().iter().rev() {
+                let mut digits = [0u8; 3];
+                let mut len = 0;
+                let mut v = *o;
+                loop {
+                    digits[len] = b'0' + v % 10;
+                    len += 1;
+                    v /= 10;
+                    if v == 0 {
+                        break;
+                    }
+                }
+                digits[..len].reverse();
+                put(&[len as u8]);
+                put(&digits[..len]);
+            }
+            put(b"\x07in-addr\x04arpa\x00");
+        }
+        IpAddr::V6(v6) => {
+            for b in v6.octets().iter().rev() {
+                for nibble in [b & 0xf, b >> 4] {
+                    put(&[1, b"0123456789abcdef"[usize::from(nibble)]]);
+                }
+            }
+            put(b"\x03ip6\x04arpa\x00");
+        }
+    }
+    &buf[..n]
+}
+
 /// `_x` → `x` (CoreDNS's `stripUnderscore`).
 fn strip_underscore(l: &[u8]) -> &[u8] {
     l.strip_prefix(b"_").unwrap_or(l)
@@ -246,19 +303,29 @@ pub fn lookup(
 ) -> u8 {
     hits.clear();
     let qname = req.qname;
-    if req.qtype == PTR
-        && let Some(ip) = reverse_addr(qname)
-    {
-        let names = data.external.ptr(ip);
-        for (name, ns) in names {
-            hits.push(
-                ExternalTarget::Ip(ip),
-                0,
-                o.ttl,
-                &[name.as_bytes(), ns.as_bytes()],
-            );
+    if is_reverse_name(qname) {
+        if let Some(ip) = reverse_addr(qname) {
+            let names = data.external.ptr(ip);
+            if req.qtype == PTR {
+                for (name, ns) in names {
+                    hits.push(
+                        ExternalTarget::Ip(ip),
+                        0,
+                        o.ttl,
+                        &[name.as_bytes(), ns.as_bytes()],
+                    );
+                }
+                return if hits.is_empty() { NXDOMAIN } else { NOERROR };
+            }
+            if !names.is_empty() {
+                // The name has PTR records: NODATA for another type (CoreDNS reads it as a
+                // service's name, which is NXDOMAIN).
+                return NOERROR;
+            }
+        } else if data.external.covers(qname) {
+            // An empty non-terminal above an external IP's name: NODATA (RFC 8020).
+            return NOERROR;
         }
-        return if hits.is_empty() { NXDOMAIN } else { NOERROR };
     }
     let base = qname.label_count().saturating_sub(req.zone_labels);
     if base == 0 {
@@ -317,6 +384,19 @@ pub fn lookup(
                 }
             }
         }
+        // `_proto.svc` of a headless service is an empty non-terminal when a named port of
+        // that protocol has endpoints (its `_port._proto.svc` exists): NODATA (RFC 8020).
+        let ent = base == 3
+            && matches!(svc.kind, Kind::Headless)
+            && svc.groups.iter().any(|g| {
+                !g.addrs.is_empty()
+                    && g.ports.iter().any(|p| {
+                        !p.name.is_empty() && p.protocol.as_bytes().eq_ignore_ascii_case(endpoint)
+                    })
+            });
+        if rcode == NXDOMAIN && ent {
+            rcode = NOERROR;
+        }
     } else {
         for e in svc.external.iter() {
             for p in svc.ports.iter().filter(|p| p.matches(port, protocol)) {
@@ -327,6 +407,15 @@ pub fn lookup(
                 };
                 hits.push(target, p.port, o.ttl, &[name, ns]);
             }
+        }
+        // With `headless`, a service without external entries whose endpoints are named
+        // below it is an empty non-terminal: NODATA (RFC 8020).
+        let ent = base == 2
+            && req.headless
+            && !svc.has_external
+            && svc.groups.iter().any(|g| !g.addrs.is_empty());
+        if rcode == NXDOMAIN && ent {
+            rcode = NOERROR;
         }
     }
     if req.qtype == PTR {
@@ -359,8 +448,7 @@ mod tests {
     use crate::store::{Change, Kind as StoreKind};
     use ringdns_plugin::BlockSetup;
     use ringdns_plugin::corefile::Dispenser;
-    use ringdns_plugin::wire::Name;
-    use ringdns_plugin::wire::rtype::A;
+    use ringdns_plugin::wire::rtype::{A, SRV};
 
     fn options(directive: &str) -> Options {
         let text = format!("cluster.local {{\n{directive}\n}}\n");
@@ -577,7 +665,32 @@ mod tests {
                 &["10.1.0.1 80 ep.internal.testns."],
             ),
             ("ep.internal.testns.example.org.", A, false, NXDOMAIN, &[]),
-            ("internal.testns.example.org.", A, true, NXDOMAIN, &[]),
+            // RFC 8020: with `headless`, the name above endpoint names exists (CoreDNS:
+            // NXDOMAIN), as does `_tcp` above a headless service's `_http._tcp`.
+            ("internal.testns.example.org.", A, true, NOERROR, &[]),
+            ("internal.testns.example.org.", A, false, NXDOMAIN, &[]),
+            ("tcp.internal.testns.example.org.", A, true, NXDOMAIN, &[]),
+            (
+                "_tcp.svc-headless.testns.example.org.",
+                SRV,
+                true,
+                NOERROR,
+                &[],
+            ),
+            (
+                "_udp.svc-headless.testns.example.org.",
+                SRV,
+                true,
+                NXDOMAIN,
+                &[],
+            ),
+            (
+                "_tcp.svc-headless.testns.example.org.",
+                SRV,
+                false,
+                NXDOMAIN,
+                &[],
+            ),
             // An endpoint name of a service with external IPs is the service (CoreDNS).
             (
                 "any.svc1.testns.example.org.",
@@ -614,6 +727,15 @@ mod tests {
             ("9.9.9.9.in-addr.arpa.", PTR, true, NXDOMAIN, &[]),
             ("svc1.testns.example.org.", PTR, true, NOERROR, &[]),
             ("nope.testns.example.org.", PTR, true, NXDOMAIN, &[]),
+            // RFC 8020 again: names above an external IP's reverse name, and that name for
+            // another type, exist.
+            ("3.2.1.in-addr.arpa.", PTR, true, NOERROR, &[]),
+            ("1.in-addr.arpa.", A, true, NOERROR, &[]),
+            ("4.3.2.1.in-addr.arpa.", A, true, NOERROR, &[]),
+            ("5.3.2.1.in-addr.arpa.", A, true, NXDOMAIN, &[]),
+            ("9.9.in-addr.arpa.", PTR, true, NXDOMAIN, &[]),
+            ("2.0.0.0.1.0.0.0.ip6.arpa.", PTR, true, NOERROR, &[]),
+            ("3.0.0.0.1.0.0.0.ip6.arpa.", PTR, true, NXDOMAIN, &[]),
         ];
         for (name, qtype, headless, rcode, want) in cases {
             let (r, got) = ext(&d, &o, name, *qtype, *headless);
@@ -627,6 +749,22 @@ mod tests {
         assert_eq!(r, NOERROR);
         assert_eq!(got, ["1.2.3.4 0 svc1.other.", "1.2.3.4 0 svc1.testns."]);
         assert_eq!(ext(&d, &o, "svc1.other.example.org.", A, false).0, NOERROR);
+    }
+
+    #[test]
+    fn reverse_names_are_the_resolvers() {
+        let mut buf = [0u8; 80];
+        let name = |ip: &str, buf: &mut [u8; 80]| {
+            Name::from_wire(reverse_name(ip.parse().unwrap(), buf))
+                .unwrap()
+                .to_string()
+        };
+        assert_eq!(name("192.0.2.10", &mut buf), "10.2.0.192.in-addr.arpa.");
+        assert_eq!(name("0.0.0.0", &mut buf), "0.0.0.0.in-addr.arpa.");
+        assert_eq!(
+            name("2001:db8::ab", &mut buf),
+            "b.a.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.8.b.d.0.1.0.0.2.ip6.arpa."
+        );
     }
 
     /// CoreDNS's `nsAddrs(true, headless, …)`: the external IPs of the service whose
