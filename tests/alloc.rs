@@ -627,7 +627,8 @@ fn a_hit_answered_at_once_is_the_hit_the_chains_future_gives() {
 /// `next_or_failure` and the zone plugins' `serve` stopped being `async fn`s; keep it small.
 /// Each serving plugin in the chain type wraps the rest in its `ServeFuture` layer (a tag and
 /// padding): with loadbalance, loop, kubernetes and autopath (issue 16) it was 2064 bytes,
-/// and the bound went from 2048 to 2112 to leave room for k8s_external's layer.
+/// and the bound went from 2048 to 2112 to leave room for k8s_external's layer, with which
+/// it is 2104.
 #[test]
 fn the_chain_future_stays_small() {
     let core = core_for(
@@ -1123,4 +1124,75 @@ fn a_walk_answered_at_once_allocates_nothing() {
         total, 0,
         "autopath allocated {total} times on the query path"
     );
+}
+
+/// k8s_external's answers from the kubernetes plugin's table, from a fake API server of the
+/// test's own: external IPs and a load balancer's IP (A, AAAA), SRV with glue, a headless
+/// service's endpoints, PTR of an external IP, the apex's SOA and NS with the name
+/// server's address, ns1, NODATA and NXDOMAIN with the SOA: none may allocate (the core's
+/// scratch grows on the first pass, which allocations_serving does not count). An ingress
+/// hostname's CNAME is looked up on the deferred pass, which may allocate.
+#[test]
+fn external_answers_from_k8s_external_allocate_nothing() {
+    use ringdns_testkit::kubeapi::FakeApi;
+    use ringdns_testkit::kubeapi::objects::{endpoint, endpoint_slice, namespace, service};
+    let api = FakeApi::start();
+    api.apply(namespace("testns", &[]));
+    api.apply(
+        service("testns", "web")
+            .cluster_ips(&["10.0.0.1"])
+            .external_ips(&["192.0.2.10", "2001:db8::10"])
+            .lb_ingress_ip("198.51.100.10")
+            .port("http", "TCP", 80)
+            .build(),
+    );
+    api.apply(
+        service("testns", "hdls")
+            .headless()
+            .port("http", "TCP", 80)
+            .build(),
+    );
+    api.apply(
+        endpoint_slice("testns", "hdls-1", "hdls", "IPv4")
+            .endpoint(endpoint(&["172.16.1.1"]).hostname("web-0"))
+            .endpoint(endpoint(&["172.16.1.2"]).hostname("web-1"))
+            .port("http", "TCP", 80)
+            .build(),
+    );
+    let dir = std::env::temp_dir().join(format!("ringdns-alloc-k8sext-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let kc = api.kubeconfig(&dir);
+    // `bind` gives the name server its address (no socket is opened here).
+    let core = core_for(&format!(
+        ".:53 {{\n bind 198.51.100.53\n k8s_external example.org 192.0.2.0/24 {{\n  headless\n }}\n kubernetes cluster.local {{\n  kubeconfig {}\n }}\n}}\n",
+        kc.display()
+    ));
+    let queries = [
+        common::query(1, "web.testns.example.org.", 1),
+        common::query(2, "WEB.testns.Example.Org.", 28),
+        common::query_full(3, "_http._tcp.web.testns.example.org.", 33, 1, EDNS),
+        common::query_full(4, "hdls.testns.example.org.", 1, 1, EDNS),
+        common::query(5, "10.2.0.192.in-addr.arpa.", 12),
+        common::query(6, "example.org.", 6),
+        common::query(7, "example.org.", 2),
+        common::query(8, "ns1.dns.example.org.", 1),
+        common::query(9, "web.testns.example.org.", 16),
+        common::query(10, "nope.testns.example.org.", 1),
+    ];
+    // (rcode, answers, additionals; the EDNS queries' OPT counts)
+    let expected = [
+        (0, 2, 0),
+        (0, 1, 0),
+        (0, 1, 4),
+        (0, 2, 1),
+        (0, 1, 0),
+        (0, 1, 0),
+        (0, 1, 1),
+        (0, 1, 0),
+        (0, 0, 0),
+        (3, 0, 0),
+    ];
+    let total = allocations_serving(&core, &queries, check_counts(&expected));
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(total, 0, "k8s_external answers allocated {total} times");
 }

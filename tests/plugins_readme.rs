@@ -342,8 +342,10 @@ fn every_plugin_of_plugin_cfg_has_a_complete_readme() {
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
-/// The cluster kubernetes' examples run in: a fake API server of the tests' own, reached
-/// by the in-cluster configuration (its environment and a service-account directory).
+/// The cluster the examples of kubernetes and k8s_external (which needs kubernetes in its
+/// block) run in: a fake API server of the tests' own, reached by the in-cluster
+/// configuration (its environment and a service-account directory), with the service of
+/// k8s_external's README.
 struct Cluster {
     api: ringdns_testkit::kubeapi::FakeApi,
     dir: common::TempDir,
@@ -351,7 +353,7 @@ struct Cluster {
 
 impl Cluster {
     fn for_readme(path: &Path) -> Option<Cluster> {
-        if !path.ends_with("kubernetes/README.md") {
+        if !path.ends_with("kubernetes/README.md") && !path.ends_with("k8s_external/README.md") {
             return None;
         }
         use ringdns_testkit::kubeapi::{FakeApi, objects};
@@ -361,6 +363,12 @@ impl Cluster {
             objects::service("default", "kubernetes")
                 .cluster_ips(&["10.96.0.1"])
                 .port("https", "TCP", 443)
+                .build(),
+        );
+        api.apply(
+            objects::service("default", "test")
+                .headless()
+                .external_ips(&["192.168.200.123"])
                 .build(),
         );
         let dir = common::TempDir::new();

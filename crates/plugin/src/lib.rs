@@ -17,6 +17,7 @@
 pub mod autopath;
 mod chain;
 pub mod duration;
+pub mod external;
 mod fallthrough;
 pub mod files;
 pub mod http;

@@ -28,6 +28,12 @@ pub trait Lookup {
 /// reply's pointers mean nothing in `w`); returns how many. What file's CNAME chains and
 /// template's CNAMEs append of their targets.
 pub fn append_answers(reply: &[u8], w: &mut MessageWriter<'_>) -> usize {
+    append_answers_to(reply, w, Section::Answer)
+}
+
+/// [`append_answers`] into section `to` of `w`: k8s_external's SRV glue is the answers of
+/// lookups of its targets' addresses.
+pub fn append_answers_to(reply: &[u8], w: &mut MessageWriter<'_>, to: Section) -> usize {
     let Ok(it) = records(reply) else { return 0 };
     let (mut owner, mut rdata) = (Vec::with_capacity(256), Vec::with_capacity(512));
     let mut n = 0;
@@ -44,15 +50,8 @@ pub fn append_answers(reply: &[u8], w: &mut MessageWriter<'_>) -> usize {
             break;
         }
         let ttl = r.ttl(reply);
-        if w.push(
-            Section::Answer,
-            Owner::Wire(&owner),
-            r.rtype,
-            r.class,
-            ttl,
-            &rdata,
-        )
-        .is_ok()
+        if w.push(to, Owner::Wire(&owner), r.rtype, r.class, ttl, &rdata)
+            .is_ok()
         {
             n += 1;
         }

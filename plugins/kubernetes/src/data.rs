@@ -3,8 +3,10 @@
 //! service is found by a hash of its lower-cased name and namespace labels, taken straight
 //! from the query and compared in place: no key is built, nothing is allocated. What the
 //! answers need that does not depend on the query is worked out here, once per change:
-//! endpoint labels, PTR targets, the namespaces answered, the NS addresses.
+//! endpoint labels, PTR targets, the namespaces answered, the NS addresses, and
+//! k8s_external's reverse index and name server addresses.
 
+use crate::external::{ExternalAddr, ExternalData, external_addrs};
 use crate::objects::{Port, ServiceKind};
 use crate::setup::Options;
 use crate::store::Store;
@@ -29,6 +31,11 @@ pub struct Svc {
     pub groups: Box<[Group]>,
     /// Ready addresses over all its slices (`ignore empty_service`).
     pub ready: usize,
+    /// Its external IPs and load-balancer ingress, for k8s_external.
+    pub external: Box<[ExternalAddr]>,
+    /// Whether the API gave it any external entry, even one left out of `external`
+    /// (CoreDNS's `len(ExternalIPs) > 0`, which keeps `headless` from its endpoints).
+    pub has_external: bool,
 }
 
 /// How a service answers.
@@ -87,6 +94,9 @@ pub struct ClusterData {
     pub serial: u32,
     /// Every watched kind had its first list (before that, NXDOMAIN is SERVFAIL).
     pub synced: bool,
+    /// k8s_external's part: the reverse index of external IPs, the name server's
+    /// addresses, the serial.
+    pub external: ExternalData,
 }
 
 /// Hashes a service key (name, namespace) from lower-case bytes, whichever side they come
@@ -134,6 +144,7 @@ impl ClusterData {
             ns: Box::new([]),
             serial: 0,
             synced: false,
+            external: ExternalData::default(),
         }
     }
 
@@ -204,6 +215,8 @@ impl ClusterData {
                 ports: s.ports.clone().into_boxed_slice(),
                 ready: groups.iter().map(|g| g.addrs.len()).sum(),
                 groups: groups.into_boxed_slice(),
+                external: external_addrs(s),
+                has_external: !s.external.is_empty(),
             };
             let h = key_hash(&d.keys, svc.name.as_bytes(), svc.ns.as_bytes());
             d.services.insert_unique(h, svc, |v| {
@@ -270,6 +283,7 @@ impl ClusterData {
             .extend(pods.into_iter().map(|(k, v)| (k, v.into_boxed_slice())));
 
         d.ns = ns_addrs(store, local, pod_names).into_boxed_slice();
+        d.external = ExternalData::build(store, o, local);
         d
     }
 

@@ -6,6 +6,7 @@
 //! second. The threads end when the configuration that started them is dropped.
 
 use crate::data::ClusterData;
+use crate::external::Views;
 use crate::metrics;
 use crate::setup::{Options, PodMode, Source};
 use crate::store::{Change, Kind, Store};
@@ -136,6 +137,7 @@ impl Feed {
             kinds,
             data: data.clone(),
             serial: 0,
+            external: None,
             synced: synced.clone(),
             stop: stop.clone(),
         };
@@ -184,6 +186,8 @@ struct Builder {
     kinds: Vec<Kind>,
     data: Arc<Snapshot<ClusterData>>,
     serial: u32,
+    /// What k8s_external could answer from the last table, and that table's serials.
+    external: Option<(Views, [u32; 2])>,
     synced: Arc<(Mutex<bool>, Condvar)>,
     stop: Arc<AtomicBool>,
 }
@@ -243,15 +247,25 @@ impl Builder {
 
     fn publish(&mut self) {
         let now = SystemTime::now();
+        let secs = now
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as u32);
         if self.store.answers_changed || self.serial == 0 {
-            self.serial = now
-                .duration_since(SystemTime::UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs() as u32);
+            self.serial = secs;
             self.store.answers_changed = false;
         }
         let synced = self.store.synced(&self.kinds);
-        let table =
+        let mut table =
             ClusterData::build(&self.store, &self.options, &self.local, self.serial, synced);
+        // k8s_external's serial moves only when what it answers changed
+        // (CoreDNS's `Modified(ModifiedExternal)`).
+        let views = Views::of(&self.store, &self.options, &table.external);
+        let (prev, serial) = match &self.external {
+            Some((v, s)) => (Some(v), *s),
+            None => (None, [0, 0]),
+        };
+        table.external.serial = views.serials(prev, serial, secs);
+        self.external = Some((views, table.external.serial));
         self.data.store(table);
         metrics::programmed(&std::mem::take(&mut self.store.programmed), now);
         if synced {

@@ -10,12 +10,16 @@
 //! for the API: it reads the table there is (`answer.rs`), on the first pass (`serve_now`),
 //! unless an ExternalName CNAME leads outside the zone, whose target is then looked up
 //! through the server on the deferred pass, as CoreDNS's upstream lookup does.
+//!
+//! It is also the block's `Externaler` (`external.rs`): k8s_external's names of the
+//! services' external IPs and load balancers, from the same table.
 
 #![forbid(unsafe_code)]
 
 mod answer;
 mod autopath;
 mod data;
+mod external;
 mod feed;
 mod metrics;
 mod objects;
@@ -28,6 +32,7 @@ use answer::{Ctx, Hit, Verdict, zone_of};
 use data::ClusterData;
 use ringdns_plugin::autopath::AutoPathers;
 use ringdns_plugin::corefile::{Dispenser, Error};
+use ringdns_plugin::external::Externalers;
 use ringdns_plugin::snapshot::Snapshot;
 use ringdns_plugin::wire::rcode::{NOERROR, NXDOMAIN, REFUSED, SERVFAIL};
 use ringdns_plugin::wire::rtype::{A, AAAA, AXFR, CNAME, IXFR, MX, NS, PTR, SOA, SRV, TXT};
@@ -98,6 +103,9 @@ impl Plugin for Kubernetes {
         });
         block
             .block_shared::<AutoPathers>()
+            .register(Self::NAME, inner.clone());
+        block
+            .block_shared::<Externalers>()
             .register(Self::NAME, inner.clone());
         Ok(Config { inner })
     }
