@@ -628,7 +628,9 @@ fn a_hit_answered_at_once_is_the_hit_the_chains_future_gives() {
 /// Each serving plugin in the chain type wraps the rest in its `ServeFuture` layer (a tag and
 /// padding): with loadbalance, loop, kubernetes and autopath (issue 16) it was 2064 bytes,
 /// and the bound went from 2048 to 2112 to leave room for k8s_external's layer, with which
-/// it is 2104.
+/// it is 2104. A link's future then kept three pointers (its plugin, the link, the request);
+/// it keeps two since, looking the plugin up inside, which took 8 bytes off every serving
+/// slot of plugin.cfg, used or not: 1968.
 #[test]
 fn the_chain_future_stays_small() {
     let core = core_for(
