@@ -80,16 +80,22 @@ impl<A: Future<Output = Outcome>, B: Future<Output = Outcome>> Future for LinkFu
 impl<P: Serve, R: Handler> Handler for Link<P, R> {
     #[inline]
     fn serve(&self, req: &mut Request<'_>) -> impl Future<Output = Outcome> {
-        match &self.plugin {
-            Some(p) => LinkFuture::Plugin {
-                fut: async move {
-                    let status = p.serve(&mut *req, &self.rest).await?;
-                    req.note_writer(P::NAME, &status);
-                    Ok(status)
-                },
-            },
-            None => LinkFuture::Rest {
+        if self.plugin.is_none() {
+            return LinkFuture::Rest {
                 fut: self.rest.serve(req),
+            };
+        }
+        LinkFuture::Plugin {
+            // The plugin is looked up again inside, so that the future keeps two pointers
+            // (the link and the request), not three: every serving plugin of plugin.cfg
+            // puts this layer into every query's future, whether its slot is used or not.
+            fut: async move {
+                let Some(p) = &self.plugin else {
+                    return self.rest.serve(req).await;
+                };
+                let status = p.serve(&mut *req, &self.rest).await?;
+                req.note_writer(P::NAME, &status);
+                Ok(status)
             },
         }
     }
