@@ -9,6 +9,12 @@ use ringdns_plugin::wire::rtype::{A, AAAA, CNAME, NS, PTR, SOA, SRV};
 use ringdns_plugin::wire::{MessageWriter, Name, Owner, Section};
 use std::net::IpAddr;
 
+/// `ns1`, the name server's label left of `APEX.ZONE` (wire).
+pub const NS1: &[u8] = b"\x03ns1";
+/// `hostmaster`, the SOA mailbox's label left of `APEX.ZONE` (wire): the longest name the
+/// zone's records hold, so the one setup checks against 255 bytes.
+pub const HOSTMASTER: &[u8] = b"\x0ahostmaster";
+
 /// The zone a query falls in, as found in the query name (so in the client's case).
 #[derive(Debug, Clone, Copy)]
 pub struct Zone<'q> {
@@ -128,10 +134,10 @@ impl Ctx<'_, '_> {
             IN,
             self.ttl,
             |out| {
-                out.extend_from_slice(b"\x03ns1");
+                out.extend_from_slice(NS1);
                 out.extend_from_slice(self.apex);
                 out.extend_from_slice(&ptr);
-                out.extend_from_slice(b"\x0ahostmaster");
+                out.extend_from_slice(HOSTMASTER);
                 out.extend_from_slice(self.apex);
                 out.extend_from_slice(&ptr);
                 for v in [serial, 7200, 1800, 86400, self.ttl] {
@@ -152,7 +158,7 @@ impl Ctx<'_, '_> {
             IN,
             self.ttl,
             |out| {
-                out.extend_from_slice(b"\x03ns1");
+                out.extend_from_slice(NS1);
                 out.extend_from_slice(self.apex);
                 out.extend_from_slice(&ptr);
             },
@@ -163,7 +169,7 @@ impl Ctx<'_, '_> {
     /// `ns1.APEX.ZONE` (the zone as the question spells it), the name servers' addresses'
     /// owner in the NS reply's additional section.
     pub fn ns1(&self) -> Option<Joined> {
-        Joined::new(&[b"\x03ns1", self.apex, self.zone.wire])
+        Joined::new(&[NS1, self.apex, self.zone.wire])
     }
 
     /// The SRV target of a hit: its key under the zone (as the question spells it), or its

@@ -670,6 +670,21 @@ fn the_apex_tests_answer_as_coredns() {
             neg("ext.example.com.", A, NXDOMAIN, APEX_SOA),
         ],
     );
+
+    // The longest apex setup takes: the SOA's hostmaster name has 255 bytes, and is read
+    // back whole.
+    let long = format!("{0}.{0}.{0}.{1}", "a".repeat(63), "b".repeat(38));
+    let c = cluster(
+        &format!("k8s_external example.com {{\n apex {long}\n}}"),
+        "",
+    );
+    let g = ask(&c, "example.com.", SOA);
+    assert_eq!(
+        g.answer,
+        [format!(
+            "example.com. 5 SOA ns1.{long}.example.com. hostmaster.{long}.example.com. S 7200 1800 86400 5"
+        )]
+    );
 }
 
 /// ringdns's cases: an ingress hostname is a CNAME whose target is looked up through the
@@ -1036,6 +1051,31 @@ fn setup_parses_as_coredns() {
         assert!(err.contains(want), "{text}: {err} (want {want})");
         assert!(err.starts_with("Corefile:"), "{err}");
     }
+    // An apex that leaves the SOA's `hostmaster.APEX.ZONE` over 255 bytes is refused, even
+    // when `APEX.ZONE` itself fits (the SOA's names are written compressed, so nothing
+    // would catch it later).
+    let apex = |last: usize| format!("{0}.{0}.{0}.{1}", "a".repeat(63), "b".repeat(last));
+    // 238 bytes of apex and 13 of zone: APEX.ZONE has 251, hostmaster.APEX.ZONE 262.
+    let err = parse(
+        &format!(
+            ". {{\nk8s_external {{\n apex {}\n}}\nkubernetes\n}}\n",
+            apex(45)
+        ),
+        &both,
+    )
+    .err();
+    let err = err.expect("a hostmaster name over 255 bytes");
+    assert!(err.contains("makes a name too long"), "{err}");
+    // 231 bytes: hostmaster.APEX.ZONE has 255, the most a name may have.
+    let c = parse(
+        &format!(
+            ". {{\nk8s_external {{\n apex {}\n}}\nkubernetes\n}}\n",
+            apex(38)
+        ),
+        &both,
+    )
+    .unwrap();
+    assert_eq!(b"\x0ahostmaster".len() + c.apex_zones[0].len(), 255);
     // Without kubernetes in the block: at the directive's line.
     let err = parse(
         ". {\n\nk8s_external example.org {\n headless\n}\n}\n",
