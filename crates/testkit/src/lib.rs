@@ -1,11 +1,13 @@
 //! The test kit for plugin crates (a dev-dependency): a plugin's setup run on a Corefile as
-//! the server would run it, and sample queries. Tests of the server itself, which start the
-//! real binary, live in the server package's tests/.
+//! the server would run it, sample queries, and replies read back as text ([`reply`]).
+//! Tests of the server itself, which start the real binary, live in the server package's
+//! tests/.
 
 #![forbid(unsafe_code)]
 
 #[cfg(feature = "kubeapi")]
 pub mod kubeapi;
+pub mod reply;
 
 use ringdns_plugin::corefile::{Dispenser, parse};
 use ringdns_plugin::wire::Query;
