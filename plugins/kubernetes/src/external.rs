@@ -133,27 +133,16 @@ impl ExternalData {
 /// addresses instead); the server's own addresses when no endpoint holds one. A hostname
 /// ingress has no address and is left out.
 fn ns_addrs(store: &Store, local: &[IpAddr], headless: bool) -> Vec<IpAddr> {
+    let Some(own) = store.own_slices(local) else {
+        return local.to_vec();
+    };
     let mut out = Vec::new();
-    let mut found = false;
-    for ip in local {
-        for slice in store.slices.values() {
-            if !slice.addresses.iter().any(|a| a.ip == *ip) {
-                continue;
-            }
-            found = true;
-            let key = (slice.namespace.clone(), slice.service.clone());
-            let Some(svc) = store.services.get(&key) else {
-                continue;
-            };
-            if headless && svc.headless() {
-                out.extend(slice.addresses.iter().map(|a| a.ip));
-            } else {
-                out.extend(svc.external.iter().filter_map(|e| e.parse::<IpAddr>().ok()));
-            }
+    for (slice, svc) in own {
+        if headless && svc.headless() {
+            out.extend(slice.addresses.iter().map(|a| a.ip));
+        } else {
+            out.extend(svc.external.iter().filter_map(|e| e.parse::<IpAddr>().ok()));
         }
-    }
-    if !found {
-        out.extend_from_slice(local);
     }
     out
 }
@@ -203,13 +192,13 @@ impl Views {
             }
         }
         for s in store.slices.values() {
-            let key = (s.namespace.clone(), s.service.clone());
-            let Some(svc) = store.services.get(&key) else {
+            let Some(svc) = store.service_of(s) else {
                 continue;
             };
             if !svc.external.is_empty() || !configured(&s.namespace) {
                 continue;
             }
+            let key = (s.namespace.clone(), s.service.clone());
             let addrs = s
                 .addresses
                 .iter()
