@@ -5,9 +5,8 @@
 
 use ringdns_plugin::external::{ExternalHit, ExternalHits, ExternalTarget};
 use ringdns_plugin::wire::class::IN;
-use ringdns_plugin::wire::rtype::{A, AAAA, CNAME, NS, PTR, SOA, SRV};
+use ringdns_plugin::wire::rtype::{A, AAAA, CNAME, NS, PTR, SOA, SRV, of_addr};
 use ringdns_plugin::wire::{MessageWriter, Name, Owner, Section};
-use std::net::IpAddr;
 
 /// `ns1`, the name server's label left of `APEX.ZONE` (wire).
 pub const NS1: &[u8] = b"\x03ns1";
@@ -87,28 +86,6 @@ impl Joined {
     /// The name, wire.
     pub fn wire(&self) -> &[u8] {
         &self.buf[..self.len]
-    }
-}
-
-/// Writes an address record.
-pub fn push_addr(
-    w: &mut MessageWriter<'_>,
-    section: Section,
-    owner: Owner<'_>,
-    ip: IpAddr,
-    ttl: u32,
-) -> bool {
-    match ip {
-        IpAddr::V4(v4) => w.push(section, owner, A, IN, ttl, &v4.octets()).is_ok(),
-        IpAddr::V6(v6) => w.push(section, owner, AAAA, IN, ttl, &v6.octets()).is_ok(),
-    }
-}
-
-/// Whether `ip` is of the family `qtype` asks for.
-pub fn family(qtype: u16, ip: &IpAddr) -> bool {
-    match ip {
-        IpAddr::V4(_) => qtype == A,
-        IpAddr::V6(_) => qtype == AAAA,
     }
 }
 
@@ -262,8 +239,11 @@ pub fn addresses(
             .iter()
             .take(i)
             .any(|p| p.target == ExternalTarget::Ip(ip));
-        if family(qtype, &ip) && !dup {
-            n += u16::from(push_addr(w, Section::Answer, Owner::Question, ip, ctx.ttl));
+        if of_addr(&ip) == qtype && !dup {
+            n += u16::from(
+                w.push_addr(Section::Answer, Owner::Question, ctx.ttl, ip)
+                    .is_ok(),
+            );
         }
     }
     n
@@ -322,13 +302,8 @@ pub fn srv(
         match h.target {
             ExternalTarget::Ip(ip) => {
                 if let Some(target) = ctx.target(&h) {
-                    push_addr(
-                        w,
-                        Section::Additional,
-                        Owner::Wire(target.wire()),
-                        ip,
-                        ctx.ttl,
-                    );
+                    let _ =
+                        w.push_addr(Section::Additional, Owner::Wire(target.wire()), ctx.ttl, ip);
                 }
             }
             ExternalTarget::Host(host) => {

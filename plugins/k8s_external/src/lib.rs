@@ -18,11 +18,11 @@
 mod answer;
 mod setup;
 
-use answer::{Ctx, Looked, Zone, alias, push_addr, srv_hosts, zone_of};
+use answer::{Ctx, Looked, Zone, alias, srv_hosts, zone_of};
 use ringdns_plugin::corefile::{Dispenser, Error};
 use ringdns_plugin::external::{ExternalHits, ExternalRequest, Externaler};
 use ringdns_plugin::wire::rcode::{NOERROR, NXDOMAIN, REFUSED, SERVFAIL};
-use ringdns_plugin::wire::rtype::{A, AAAA, AXFR, IXFR, NS, PTR, SOA, SRV};
+use ringdns_plugin::wire::rtype::{A, AAAA, AXFR, IXFR, NS, PTR, SOA, SRV, of_addr};
 use ringdns_plugin::wire::{MessageWriter, Name, Owner, QueryBuilder, Section};
 use ringdns_plugin::{
     BlockSetup, CoreInfo, Handler, Outcome, Plugin, Request, Serve, ServeFuture, Serves, Status,
@@ -199,13 +199,8 @@ impl K8sExternal {
                 self.ext.external_address(c.headless, &mut addrs);
                 if let Some(ns1) = ctx.ns1() {
                     for ip in addrs.iter() {
-                        push_addr(
-                            &mut w,
-                            Section::Additional,
-                            Owner::Wire(ns1.wire()),
-                            *ip,
-                            c.ttl,
-                        );
+                        let _ =
+                            w.push_addr(Section::Additional, Owner::Wire(ns1.wire()), c.ttl, *ip);
                     }
                 }
             }
@@ -239,14 +234,11 @@ impl K8sExternal {
         } else if ns1 {
             let mut addrs = self.addrs.borrow_mut();
             self.ext.external_address(c.headless, &mut addrs);
-            for ip in addrs.iter().filter(|ip| answer::family(qtype, ip)) {
-                answers += u16::from(push_addr(
-                    &mut w,
-                    Section::Answer,
-                    Owner::Question,
-                    *ip,
-                    c.ttl,
-                ));
+            for ip in addrs.iter().filter(|ip| of_addr(ip) == qtype) {
+                answers += u16::from(
+                    w.push_addr(Section::Answer, Owner::Question, c.ttl, *ip)
+                        .is_ok(),
+                );
             }
         } else {
             w.set_rcode(NXDOMAIN);
