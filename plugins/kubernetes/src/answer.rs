@@ -269,7 +269,7 @@ fn pod_ip(label: &[u8]) -> Option<IpAddr> {
 }
 
 /// Whether a name is under in-addr.arpa or ip6.arpa (CoreDNS's `dnsutil.IsReverse`).
-fn is_reverse_name(name: &Name<'_>) -> bool {
+pub fn is_reverse_name(name: &Name<'_>) -> bool {
     name.is_subdomain_of(b"\x07in-addr\x04arpa\x00") || name.is_subdomain_of(b"\x03ip6\x04arpa\x00")
 }
 

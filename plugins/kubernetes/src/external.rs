@@ -12,6 +12,7 @@
 //! a pod) leaves it.
 
 use crate::Inner;
+use crate::answer::is_reverse_name;
 use crate::data::{ClusterData, Kind};
 use crate::objects::{Port, Service};
 use crate::setup::Options;
@@ -231,11 +232,6 @@ impl Views {
             },
         ]
     }
-}
-
-/// Whether a name is under in-addr.arpa or ip6.arpa (CoreDNS's `dnsutil.IsReverse`).
-fn is_reverse_name(name: &Name<'_>) -> bool {
-    name.is_subdomain_of(b"\x07in-addr\x04arpa\x00") || name.is_subdomain_of(b"\x03ip6\x04arpa\x00")
 }
 
 /// The reverse name of `ip` (`4.3.2.1.in-addr.arpa.`, nibbles under `ip6.arpa.`), wire, in
