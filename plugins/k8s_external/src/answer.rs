@@ -103,44 +103,39 @@ impl Ctx<'_, '_> {
     /// The zone's SOA (CoreDNS's `External.soa`): `ns1.APEX.ZONE hostmaster.APEX.ZONE
     /// SERIAL 7200 1800 86400 TTL`, owned by the zone, at the plugin's TTL.
     pub fn soa(&self, w: &mut MessageWriter<'_>, section: Section, serial: u32) -> bool {
-        let ptr = self.zone.pointer();
-        w.push_with(
-            section,
-            Owner::Pointer(self.zone.at()),
-            SOA,
-            IN,
-            self.ttl,
-            |out| {
-                out.extend_from_slice(NS1);
-                out.extend_from_slice(self.apex);
-                out.extend_from_slice(&ptr);
-                out.extend_from_slice(HOSTMASTER);
-                out.extend_from_slice(self.apex);
-                out.extend_from_slice(&ptr);
-                for v in [serial, 7200, 1800, 86400, self.ttl] {
-                    out.extend_from_slice(&v.to_be_bytes());
-                }
-            },
-        )
-        .is_ok()
+        self.push_at_apex(w, section, SOA, |out| {
+            self.put_apex_name(out, NS1);
+            self.put_apex_name(out, HOSTMASTER);
+            for v in [serial, 7200, 1800, 86400, self.ttl] {
+                out.extend_from_slice(&v.to_be_bytes());
+            }
+        })
     }
 
     /// The zone's NS record, `ns1.APEX.ZONE`.
     pub fn ns(&self, w: &mut MessageWriter<'_>) -> bool {
-        let ptr = self.zone.pointer();
-        w.push_with(
-            Section::Answer,
-            Owner::Pointer(self.zone.at()),
-            NS,
-            IN,
-            self.ttl,
-            |out| {
-                out.extend_from_slice(NS1);
-                out.extend_from_slice(self.apex);
-                out.extend_from_slice(&ptr);
-            },
-        )
-        .is_ok()
+        self.push_at_apex(w, Section::Answer, NS, |out| self.put_apex_name(out, NS1))
+    }
+
+    /// A record owned by the zone's apex (a pointer to the zone in the question), at the
+    /// plugin's TTL, its RDATA written by `fill`.
+    fn push_at_apex(
+        &self,
+        w: &mut MessageWriter<'_>,
+        section: Section,
+        rtype: u16,
+        fill: impl FnOnce(&mut Vec<u8>),
+    ) -> bool {
+        let owner = Owner::Pointer(self.zone.at());
+        w.push_with(section, owner, rtype, IN, self.ttl, fill)
+            .is_ok()
+    }
+
+    /// `LABEL.APEX.ZONE` into RDATA: `label` (wire), the apex, a pointer to the zone.
+    fn put_apex_name(&self, out: &mut Vec<u8>, label: &[u8]) {
+        out.extend_from_slice(label);
+        out.extend_from_slice(self.apex);
+        out.extend_from_slice(&self.zone.pointer());
     }
 
     /// `ns1.APEX.ZONE` (the zone as the question spells it), the name servers' addresses'
