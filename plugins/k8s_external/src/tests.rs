@@ -6,12 +6,12 @@
 //! registry is the one a server would use.
 
 use super::*;
+use ringdns_plugin::corefile;
 use ringdns_plugin::lookup::{Lookup, LookupFuture};
 use ringdns_plugin::wire::class::IN;
 use ringdns_plugin::wire::rcode::{NOERROR, NXDOMAIN, REFUSED};
 use ringdns_plugin::wire::rtype::{CNAME, HINFO, TXT};
 use ringdns_plugin::wire::{Query, expand_rdata, records, type_name};
-use ringdns_plugin::{Proto, corefile};
 use ringdns_testkit::kubeapi::FakeApi;
 use ringdns_testkit::reply::{Case, Reply, neg, ok, query};
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
@@ -160,18 +160,8 @@ impl Lookup for Upstream {
 /// Serves on a deferred pass (may wait), with `upstream` as the server's lookup.
 fn ask_deferred(c: &Cluster, name: &str, qtype: u16, upstream: Option<&Upstream>) -> Reply {
     let p = query(name, qtype);
-    let q = Query::parse(&p).unwrap();
     let mut reply = Vec::new();
-    let mut req = Request::new(
-        q,
-        client(),
-        client(),
-        Proto::Udp,
-        ".",
-        "dns://:53",
-        &mut reply,
-        true,
-    );
+    let mut req = ringdns_testkit::udp_request(&p, client(), &mut reply, true);
     if let Some(u) = upstream {
         req.set_lookup(u);
     }
@@ -192,18 +182,8 @@ fn ask_deferred(c: &Cluster, name: &str, qtype: u16, upstream: Option<&Upstream>
 /// Serves as the server would: inline, else deferred with `upstream`.
 fn ask_with(c: &Cluster, name: &str, qtype: u16, upstream: Option<&Upstream>) -> Reply {
     let p = query(name, qtype);
-    let q = Query::parse(&p).unwrap();
     let mut reply = Vec::new();
-    let mut req = Request::new(
-        q,
-        client(),
-        client(),
-        Proto::Udp,
-        ".",
-        "dns://:53",
-        &mut reply,
-        false,
-    );
+    let mut req = ringdns_testkit::udp_request(&p, client(), &mut reply, false);
     let next = ringdns_testkit::Next(TO_NEXT);
     if c.plugin.serve_now(&mut req, &next).is_some() {
         return ask_inline(c, name, qtype).expect("answered");
@@ -542,18 +522,8 @@ fn ingress_hostnames_and_the_rfcs() {
     };
     // Inline, the hostname's answer waits for the deferred pass.
     let p = query("svc12.testns.example.com.", A);
-    let q = Query::parse(&p).unwrap();
     let mut reply = Vec::new();
-    let mut req = Request::new(
-        q,
-        client(),
-        client(),
-        Proto::Udp,
-        ".",
-        "dns://:53",
-        &mut reply,
-        false,
-    );
+    let mut req = ringdns_testkit::udp_request(&p, client(), &mut reply, false);
     let next = ringdns_testkit::Next(TO_NEXT);
     assert!(c.plugin.serve_now(&mut req, &next).is_none());
     {

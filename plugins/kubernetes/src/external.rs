@@ -429,26 +429,9 @@ impl Externaler for Inner {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::setup;
     use crate::store::{Change, Kind as StoreKind};
-    use ringdns_plugin::BlockSetup;
-    use ringdns_plugin::corefile::Dispenser;
+    use crate::tests::options;
     use ringdns_plugin::wire::rtype::{A, SRV};
-
-    fn options(directive: &str) -> Options {
-        let text = format!("cluster.local {{\n{directive}\n}}\n");
-        let cf =
-            ringdns_plugin::corefile::parse("Corefile", &text, &|n| n == "kubernetes").unwrap();
-        let block = BlockSetup {
-            zones: vec!["cluster.local.".into()],
-            ..BlockSetup::default()
-        };
-        setup::parse(
-            &mut Dispenser::new(&cf.blocks[0].directives[0].tokens),
-            &block,
-        )
-        .unwrap()
-    }
 
     /// A service as the API sends it: `cluster` is its clusterIP (`None`: headless),
     /// `external` its spec.externalIPs, `ingress` its load balancer's (IP or hostname).

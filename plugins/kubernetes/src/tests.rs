@@ -38,7 +38,8 @@ pub(crate) fn store() -> Store {
     s
 }
 
-fn options(directive: &str) -> Options {
+/// The options a `kubernetes` directive (its whole text) in block `cluster.local` sets.
+pub(crate) fn options(directive: &str) -> Options {
     let text = format!("cluster.local {{\n{directive}\n}}\n");
     let cf = ringdns_plugin::corefile::parse("Corefile", &text, &|n| n == "kubernetes").unwrap();
     let block = BlockSetup {
