@@ -6,9 +6,9 @@
 //! per-core instance. A lookup is one virtual call that writes its hits into the core's
 //! reusable [`ExternalHits`], so it allocates nothing once warm.
 
+use crate::registry::Registry;
 use crate::wire::Name;
 use std::net::IpAddr;
-use std::sync::{Arc, Mutex};
 
 /// What a hit points at, as read back from [`ExternalHits`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -166,29 +166,12 @@ pub trait Externaler: Send + Sync {
 }
 
 /// The block's plugins that answer k8s_external's names, by directive name.
-#[derive(Default)]
-pub struct Externalers {
-    list: Mutex<Vec<(&'static str, Arc<dyn Externaler>)>>,
-}
-
-impl Externalers {
-    /// Registers `plugin`'s answers (a later registration of the same name wins).
-    pub fn register(&self, plugin: &'static str, ext: Arc<dyn Externaler>) {
-        let mut l = self.list.lock().unwrap_or_else(|e| e.into_inner());
-        l.retain(|(n, _)| *n != plugin);
-        l.push((plugin, ext));
-    }
-
-    /// The answers of `plugin`, when it registered some.
-    pub fn get(&self, plugin: &str) -> Option<Arc<dyn Externaler>> {
-        let l = self.list.lock().unwrap_or_else(|e| e.into_inner());
-        l.iter().find(|(n, _)| *n == plugin).map(|(_, p)| p.clone())
-    }
-}
+pub type Externalers = Registry<dyn Externaler>;
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Arc;
 
     #[test]
     fn hits_keep_their_targets_and_keys_and_reuse_their_memory() {
