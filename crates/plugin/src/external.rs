@@ -125,6 +125,13 @@ impl ExternalHits {
         })
     }
 
+    /// The address of the `i`th hit, when it is one, read from what is kept (no hit is
+    /// built): what an answer's duplicate checks, every hit against those before it, compare
+    /// first.
+    pub fn ip_of(&self, i: usize) -> Option<IpAddr> {
+        self.hits.get(i)?.ip
+    }
+
     /// The hits in order.
     pub fn iter(&self) -> impl Iterator<Item = ExternalHit<'_>> {
         (0..self.len()).filter_map(|i| self.get(i))
@@ -198,6 +205,7 @@ mod tests {
         assert_eq!((b.port, b.ttl), (-1, 7));
         assert_eq!(b.key, b"\x04svc1\x06testns");
         assert_eq!(h.iter().count(), 2);
+        assert_eq!((h.ip_of(0), h.ip_of(1), h.ip_of(2)), (Some(ip), None, None));
         let (hc, nc) = (h.hits.capacity(), h.names.capacity());
         h.clear();
         assert!(h.is_empty() && h.get(0).is_none());

@@ -144,6 +144,18 @@ impl Ctx<'_, '_> {
         Joined::new(&[NS1, self.apex, self.zone.wire])
     }
 
+    /// Whether two hits have the same SRV target. Keys (under the same zone) and hostnames
+    /// compare as they are, without building the names: SRV's duplicate checks compare
+    /// every hit with those before it. Only a key against a hostname builds both.
+    fn same_target(&self, a: &ExternalHit<'_>, b: &ExternalHit<'_>) -> bool {
+        match (a.target, b.target) {
+            (ExternalTarget::Ip(_), ExternalTarget::Ip(_)) => a.key.eq_ignore_ascii_case(b.key),
+            (ExternalTarget::Host(x), ExternalTarget::Host(y)) => x.eq_ignore_ascii_case(y),
+            _ => matches!((self.target(a), self.target(b)),
+                (Some(x), Some(y)) if x.wire().eq_ignore_ascii_case(y.wire())),
+        }
+    }
+
     /// The SRV target of a hit: its key under the zone (as the question spells it), or its
     /// hostname.
     fn target(&self, h: &ExternalHit<'_>) -> Option<Joined> {
@@ -230,10 +242,7 @@ pub fn addresses(
         let ExternalTarget::Ip(ip) = h.target else {
             continue;
         };
-        let dup = hits
-            .iter()
-            .take(i)
-            .any(|p| p.target == ExternalTarget::Ip(ip));
+        let dup = (0..i).any(|j| hits.ip_of(j) == Some(ip));
         if of_addr(&ip) == qtype && !dup {
             n += u16::from(
                 w.push_addr(Section::Answer, Owner::Question, ctx.ttl, ip)
@@ -257,7 +266,7 @@ pub fn srv(
     // CoreDNS's float arithmetic, for the same rounding: 100 / (100 n) * 100, floored.
     let total = 100.0 * hits.len() as f64;
     let weight = ((100.0 / total * 100.0).floor() as u16).max(1);
-    let same = |a: &ExternalHit<'_>, b: &ExternalHit<'_>| matches!((ctx.target(a), ctx.target(b)), (Some(x), Some(y)) if x.wire().eq_ignore_ascii_case(y.wire()));
+    let same = |a: &ExternalHit<'_>, b: &ExternalHit<'_>| ctx.same_target(a, b);
     let mut answers = 0;
     for (i, h) in hits.iter().enumerate() {
         if h.port == -1 {
@@ -287,10 +296,13 @@ pub fn srv(
         if h.port == -1 {
             continue;
         }
-        let dup = hits
-            .iter()
-            .take(i)
-            .any(|p| p.port != -1 && p.target == h.target && same(&p, &h));
+        // An address differs from most before it: compared first, without reading them.
+        let dup = (0..i).any(|j| match h.target {
+            ExternalTarget::Ip(ip) if hits.ip_of(j) != Some(ip) => false,
+            _ => hits
+                .get(j)
+                .is_some_and(|p| p.port != -1 && p.target == h.target && same(&p, &h)),
+        });
         if dup {
             continue;
         }
