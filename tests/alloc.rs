@@ -10,6 +10,7 @@
 
 mod common;
 
+use common::kube::{Cluster, external_service, headless_service};
 use hickory_proto::op::{Message, MessageType, ResponseCode};
 use hickory_proto::rr::{RData, RecordType};
 use ringdns::plugin::{CoreInfo, Proto};
@@ -960,35 +961,20 @@ fn queries_templates_pass_on_allocate_nothing() {
 /// pass, which allocations_serving does not count).
 #[test]
 fn cluster_answers_from_kubernetes_allocate_nothing() {
-    use ringdns_testkit::kubeapi::FakeApi;
-    use ringdns_testkit::kubeapi::objects::{endpoint, endpoint_slice, namespace, service};
-    let api = FakeApi::start();
-    api.apply(namespace("testns", &[]));
-    api.apply(
-        service("testns", "svc1")
-            .cluster_ips(&["10.0.0.1", "fd00::1"])
-            .port("http", "TCP", 80)
-            .build(),
-    );
-    api.apply(
-        service("testns", "hdls")
-            .headless()
-            .port("http", "TCP", 80)
-            .build(),
-    );
-    api.apply(
-        endpoint_slice("testns", "hdls-1", "hdls", "IPv4")
-            .endpoint(endpoint(&["172.16.1.1"]).hostname("web-0"))
-            .endpoint(endpoint(&["172.16.1.2"]).hostname("web-1"))
-            .port("http", "TCP", 80)
-            .build(),
-    );
-    let dir = std::env::temp_dir().join(format!("ringdns-alloc-k8s-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let kc = api.kubeconfig(&dir);
+    use ringdns_testkit::kubeapi::objects::{namespace, service};
+    let c = Cluster::start(|api| {
+        api.apply(namespace("testns", &[]));
+        api.apply(
+            service("testns", "svc1")
+                .cluster_ips(&["10.0.0.1", "fd00::1"])
+                .port("http", "TCP", 80)
+                .build(),
+        );
+        headless_service(api);
+    });
     let core = core_for(&format!(
         ".:53 {{\n kubernetes cluster.local 10.in-addr.arpa {{\n  kubeconfig {}\n }}\n}}\n",
-        kc.display()
+        c.kubeconfig.display()
     ));
     let queries = [
         common::query(1, "svc1.testns.svc.cluster.local.", 1),
@@ -1012,7 +998,6 @@ fn cluster_answers_from_kubernetes_allocate_nothing() {
         (0, 1, 0),
     ];
     let total = allocations_serving(&core, &queries, check_counts(&expected));
-    let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(total, 0, "kubernetes answers allocated {total} times");
 }
 
@@ -1169,38 +1154,16 @@ fn a_walk_answered_at_once_allocates_nothing() {
 /// hostname's CNAME is looked up on the deferred pass, which may allocate.
 #[test]
 fn external_answers_from_k8s_external_allocate_nothing() {
-    use ringdns_testkit::kubeapi::FakeApi;
-    use ringdns_testkit::kubeapi::objects::{endpoint, endpoint_slice, namespace, service};
-    let api = FakeApi::start();
-    api.apply(namespace("testns", &[]));
-    api.apply(
-        service("testns", "web")
-            .cluster_ips(&["10.0.0.1"])
-            .external_ips(&["192.0.2.10", "2001:db8::10"])
-            .lb_ingress_ip("198.51.100.10")
-            .port("http", "TCP", 80)
-            .build(),
-    );
-    api.apply(
-        service("testns", "hdls")
-            .headless()
-            .port("http", "TCP", 80)
-            .build(),
-    );
-    api.apply(
-        endpoint_slice("testns", "hdls-1", "hdls", "IPv4")
-            .endpoint(endpoint(&["172.16.1.1"]).hostname("web-0"))
-            .endpoint(endpoint(&["172.16.1.2"]).hostname("web-1"))
-            .port("http", "TCP", 80)
-            .build(),
-    );
-    let dir = std::env::temp_dir().join(format!("ringdns-alloc-k8sext-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let kc = api.kubeconfig(&dir);
+    use ringdns_testkit::kubeapi::objects::namespace;
+    let c = Cluster::start(|api| {
+        api.apply(namespace("testns", &[]));
+        external_service(api);
+        headless_service(api);
+    });
     // `bind` gives the name server its address (no socket is opened here).
     let core = core_for(&format!(
         ".:53 {{\n bind 198.51.100.53\n k8s_external example.org 192.0.2.0/24 {{\n  headless\n }}\n kubernetes cluster.local {{\n  kubeconfig {}\n }}\n}}\n",
-        kc.display()
+        c.kubeconfig.display()
     ));
     let queries = [
         common::query(1, "web.testns.example.org.", 1),
@@ -1228,6 +1191,5 @@ fn external_answers_from_k8s_external_allocate_nothing() {
         (3, 0, 0),
     ];
     let total = allocations_serving(&core, &queries, check_counts(&expected));
-    let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(total, 0, "k8s_external answers allocated {total} times");
 }

@@ -10,77 +10,24 @@
 
 mod common;
 
-use common::{Server, TempDir};
-use hickory_proto::op::{Message, MessageType, OpCode, Query, ResponseCode};
-use hickory_proto::rr::{Name, RData, RecordType};
+use common::Server;
+use common::hickory::{self, answer, ask, eventually, lines, packet};
+use common::kube::{Cluster, external_service, headless_service};
+use hickory_proto::op::{Message, ResponseCode};
+use hickory_proto::rr::{RData, RecordType};
 use ringdns_testkit::kubeapi::FakeApi;
 use ringdns_testkit::kubeapi::objects::{endpoint, endpoint_slice, namespace, service};
 use std::net::IpAddr;
 use std::time::Duration;
 
-fn packet(id: u16, name: &str, rtype: RecordType) -> Vec<u8> {
-    let mut m = Message::new(id, MessageType::Query, OpCode::Query);
-    m.metadata.recursion_desired = true;
-    m.add_query(Query::query(Name::from_ascii(name).unwrap(), rtype));
-    let mut e = hickory_proto::op::Edns::new();
-    e.set_max_payload(4096);
-    m.set_edns(e);
-    m.to_vec().unwrap()
-}
-
-/// The reply over UDP, which must equal the reply over TCP.
-fn ask(port: u16, name: &str, rtype: RecordType) -> Message {
-    let q = packet(0x6b38, name, rtype);
-    let (udp, tcp) = common::udp_and_tcp(port, &q);
-    assert_eq!(udp, tcp, "UDP and TCP replies differ for {name} {rtype}");
-    Message::from_vec(&udp).expect("the reply parses")
-}
-
-/// A section as `NAME TTL TYPE DATA` lines, sorted.
-fn lines(rs: &[hickory_proto::rr::Record]) -> Vec<String> {
-    let mut v: Vec<String> = rs
-        .iter()
-        .filter(|r| r.record_type() != RecordType::OPT)
-        .map(|r| {
-            let data = match &r.data {
-                RData::A(a) => a.0.to_string(),
-                RData::AAAA(a) => a.0.to_string(),
-                RData::PTR(p) => p.0.to_string(),
-                RData::CNAME(c) => c.0.to_string(),
-                RData::NS(n) => n.0.to_string(),
-                RData::SRV(s) => format!("{} {} {} {}", s.priority, s.weight, s.port, s.target),
-                RData::SOA(s) => format!(
-                    "{} {} {} {} {} {}",
-                    s.mname, s.rname, s.refresh, s.retry, s.expire, s.minimum
-                ),
-                other => format!("{other:?}"),
-            };
-            format!("{} {} {} {data}", r.name, r.ttl, r.record_type())
-        })
-        .collect();
-    v.sort();
-    v
-}
-
-#[track_caller]
-fn answer(m: &Message, want: &[&str]) {
-    assert_eq!(m.metadata.response_code, ResponseCode::NoError, "{m:?}");
-    assert!(m.metadata.authoritative, "AA: {m:?}");
-    let mut w: Vec<String> = want.iter().map(|s| s.to_string()).collect();
-    w.sort();
-    assert_eq!(lines(&m.answers), w, "{m:?}");
-}
-
 /// The SOA of example.org. in the authority section.
 const SOA_ORG: &str =
     "example.org. 5 SOA ns1.dns.example.org. hostmaster.dns.example.org. 7200 1800 86400 5";
 
+/// A negative answer with `rcode` whose SOA is `soa`.
 #[track_caller]
 fn negative(m: &Message, rcode: ResponseCode, soa: &str) {
-    assert_eq!(m.metadata.response_code, rcode, "{m:?}");
-    assert!(m.metadata.authoritative, "AA: {m:?}");
-    assert!(m.answers.is_empty(), "{m:?}");
-    assert_eq!(lines(&m.authorities), [soa], "{m:?}");
+    assert_eq!(hickory::negative(m, rcode), soa, "{m:?}");
 }
 
 /// The SOA serial of `zone`.
@@ -90,12 +37,6 @@ fn serial(port: u16, zone: &str) -> u32 {
         Some(RData::SOA(soa)) => soa.serial,
         _ => panic!("no SOA for {zone}: {m:?}"),
     }
-}
-
-/// Waits (at most 10 s) until `ok` holds for `name rtype` over UDP and TCP; how long.
-#[track_caller]
-fn eventually(port: u16, name: &str, rtype: RecordType, ok: impl Fn(&Message) -> bool) -> Duration {
-    common::eventually(port, &packet(0x6b39, name, rtype), ok)
 }
 
 /// The server's own addresses as it finds them without `bind` (CoreDNS's `boundIPs`):
@@ -120,14 +61,7 @@ fn populate(api: &FakeApi) {
     for ns in ["default", "testns", "kube-system"] {
         api.apply(namespace(ns, &[]));
     }
-    api.apply(
-        service("testns", "web")
-            .cluster_ips(&["10.0.0.1"])
-            .external_ips(&["192.0.2.10", "2001:db8::10"])
-            .lb_ingress_ip("198.51.100.10")
-            .port("http", "TCP", 80)
-            .build(),
-    );
+    external_service(api);
     api.apply(
         service("testns", "lb")
             .cluster_ips(&["10.0.0.2"])
@@ -135,20 +69,7 @@ fn populate(api: &FakeApi) {
             .port("https", "TCP", 443)
             .build(),
     );
-    api.apply(
-        service("testns", "hdls")
-            .headless()
-            .port("http", "TCP", 80)
-            .build(),
-    );
-    api.apply(
-        endpoint_slice("testns", "hdls-1", "hdls", "IPv4")
-            .endpoint(endpoint(&["172.16.1.1"]).hostname("web-0"))
-            .endpoint(endpoint(&["172.16.1.2"]).hostname("web-1"))
-            .endpoint(endpoint(&["172.16.1.9"]).ready(false))
-            .port("http", "TCP", 80)
-            .build(),
-    );
+    headless_service(api);
     api.apply(
         service("testns", "internal")
             .cluster_ips(&["10.0.0.3"])
@@ -180,18 +101,17 @@ fn corefile(port: u16, kubeconfig: &std::path::Path, zone_file: &std::path::Path
 /// The zone behind example.com's fallthrough: a name k8s_external does not have.
 const ZONE: &str = "$ORIGIN example.com.\n@ 3600 IN SOA ns.example.com. admin.example.com. 7 3600 600 86400 60\n@ 3600 IN NS ns.example.com.\nns 3600 IN A 198.51.100.1\nghost.testns 3600 IN A 198.51.100.7\n";
 
-fn start(api: &FakeApi, dir: &TempDir) -> Server {
-    let kc = api.kubeconfig(&dir.0);
-    let zone = dir.write("db.example.com", ZONE);
-    Server::start(move |p| corefile(p, &kc, &zone))
+/// The cluster of [`populate`], and the binary on [`corefile`].
+fn start() -> (Cluster, Server) {
+    let c = Cluster::start(populate);
+    let zone = c.dir.write("db.example.com", ZONE);
+    let s = c.serve(move |p, kc| corefile(p, kc, &zone));
+    (c, s)
 }
 
 #[test]
 fn external_ips_load_balancers_srv_headless_and_ptr() {
-    let api = FakeApi::start();
-    populate(&api);
-    let dir = TempDir::new();
-    let s = start(&api, &dir);
+    let (_c, s) = start();
     let p = s.port;
     // spec.externalIPs then the load balancer's IP, per family.
     answer(
@@ -304,10 +224,8 @@ fn external_ips_load_balancers_srv_headless_and_ptr() {
 
 #[test]
 fn the_apex_and_its_name_servers() {
-    let api = FakeApi::start();
-    populate(&api);
-    let dir = TempDir::new();
-    let s = start(&api, &dir);
+    let (c, s) = start();
+    let api = &c.api;
     let p = s.port;
     let m = ask(p, "example.org.", RecordType::SOA);
     answer(&m, &[SOA_ORG]);
@@ -383,10 +301,7 @@ fn the_apex_and_its_name_servers() {
 
 #[test]
 fn an_ingress_hostname_is_a_cname_to_what_another_block_answers() {
-    let api = FakeApi::start();
-    populate(&api);
-    let dir = TempDir::new();
-    let s = start(&api, &dir);
+    let (_c, s) = start();
     let p = s.port;
     let m = ask(p, "lb.testns.example.org.", RecordType::A);
     answer(
@@ -419,10 +334,8 @@ fn an_ingress_hostname_is_a_cname_to_what_another_block_answers() {
 
 #[test]
 fn the_serial_and_watch_updates() {
-    let api = FakeApi::start();
-    populate(&api);
-    let dir = TempDir::new();
-    let s = start(&api, &dir);
+    let (c, s) = start();
+    let api = &c.api;
     let p = s.port;
     let before = serial(p, "example.org.");
     let cluster_before = serial(p, "cluster.local.");
@@ -489,10 +402,7 @@ fn the_serial_and_watch_updates() {
 
 #[test]
 fn fallthrough_hands_only_nxdomain_to_the_next_plugin() {
-    let api = FakeApi::start();
-    populate(&api);
-    let dir = TempDir::new();
-    let s = start(&api, &dir);
+    let (_c, s) = start();
     let p = s.port;
     // example.com falls through: the zone file has the name.
     let m = ask(p, "ghost.testns.example.com.", RecordType::A);

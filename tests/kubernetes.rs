@@ -10,77 +10,14 @@
 
 mod common;
 
+use common::hickory::{answer, ask, eventually, lines, negative};
+use common::kube::{Cluster, headless_service};
 use common::{Server, TempDir, free_port, http_get};
-use hickory_proto::op::{Message, MessageType, OpCode, Query, ResponseCode};
-use hickory_proto::rr::{Name, RData, RecordType};
+use hickory_proto::op::{Message, ResponseCode};
+use hickory_proto::rr::{RData, RecordType};
 use ringdns_testkit::kubeapi::objects::{endpoint, endpoint_slice, namespace, pod, service};
 use ringdns_testkit::kubeapi::{FakeApi, FakeApiOptions as ApiOptions};
 use std::time::Duration;
-
-fn packet(id: u16, name: &str, rtype: RecordType) -> Vec<u8> {
-    let mut m = Message::new(id, MessageType::Query, OpCode::Query);
-    m.metadata.recursion_desired = true;
-    m.add_query(Query::query(Name::from_ascii(name).unwrap(), rtype));
-    let mut e = hickory_proto::op::Edns::new();
-    e.set_max_payload(4096);
-    m.set_edns(e);
-    m.to_vec().unwrap()
-}
-
-/// The reply over UDP, which must equal the reply over TCP.
-fn ask(port: u16, name: &str, rtype: RecordType) -> Message {
-    let q = packet(0x4b38, name, rtype);
-    let (udp, tcp) = common::udp_and_tcp(port, &q);
-    assert_eq!(udp, tcp, "UDP and TCP replies differ for {name} {rtype}");
-    Message::from_vec(&udp).expect("the reply parses")
-}
-
-/// A section as `NAME TTL TYPE DATA` lines, sorted.
-fn lines(rs: &[hickory_proto::rr::Record]) -> Vec<String> {
-    let mut v: Vec<String> = rs
-        .iter()
-        .filter(|r| r.record_type() != RecordType::OPT)
-        .map(|r| {
-            let data = match &r.data {
-                RData::A(a) => a.0.to_string(),
-                RData::AAAA(a) => a.0.to_string(),
-                RData::PTR(p) => p.0.to_string(),
-                RData::CNAME(c) => c.0.to_string(),
-                RData::NS(n) => n.0.to_string(),
-                RData::SRV(s) => format!("{} {} {} {}", s.priority, s.weight, s.port, s.target),
-                RData::TXT(t) => t.to_string(),
-                RData::SOA(s) => format!("{} {}", s.mname, s.rname),
-                other => format!("{other:?}"),
-            };
-            format!("{} {} {} {data}", r.name, r.ttl, r.record_type())
-        })
-        .collect();
-    v.sort();
-    v
-}
-
-#[track_caller]
-fn answer(m: &Message, want: &[&str]) {
-    assert_eq!(m.metadata.response_code, ResponseCode::NoError, "{m:?}");
-    assert!(m.metadata.authoritative, "AA: {m:?}");
-    let mut w: Vec<String> = want.iter().map(|s| s.to_string()).collect();
-    w.sort();
-    assert_eq!(lines(&m.answers), w, "{m:?}");
-}
-
-#[track_caller]
-fn negative(m: &Message, rcode: ResponseCode) {
-    assert_eq!(m.metadata.response_code, rcode, "{m:?}");
-    assert!(m.answers.is_empty(), "{m:?}");
-    assert_eq!(m.authorities.len(), 1, "the SOA: {m:?}");
-    assert_eq!(m.authorities[0].record_type(), RecordType::SOA);
-}
-
-/// Waits (at most 10 s) until `ok` holds for `name rtype` over UDP and TCP; how long.
-#[track_caller]
-fn eventually(port: u16, name: &str, rtype: RecordType, ok: impl Fn(&Message) -> bool) -> Duration {
-    common::eventually(port, &packet(0x4b39, name, rtype), ok)
-}
 
 /// The objects most tests serve: namespaces, a dual-stack ClusterIP service with its slice,
 /// a headless one with hostnames and a not-ready endpoint, an ExternalName into the zone and
@@ -105,20 +42,7 @@ fn populate(api: &FakeApi) {
             .port("http", "TCP", 8080)
             .build(),
     );
-    api.apply(
-        service("testns", "hdls")
-            .headless()
-            .port("http", "TCP", 80)
-            .build(),
-    );
-    api.apply(
-        endpoint_slice("testns", "hdls-a1", "hdls", "IPv4")
-            .endpoint(endpoint(&["172.16.1.1"]).hostname("web-0"))
-            .endpoint(endpoint(&["172.16.1.2"]).hostname("web-1"))
-            .endpoint(endpoint(&["172.16.1.9"]).ready(false))
-            .port("http", "TCP", 80)
-            .build(),
-    );
+    headless_service(api);
     api.apply(
         service("testns", "inside")
             .external_name("svc1.testns.svc.cluster.local")
@@ -148,18 +72,15 @@ fn corefile(port: u16, kubeconfig: &std::path::Path, directive: &str) -> String 
     )
 }
 
-fn start(api: &FakeApi, dir: &TempDir, directive: &str) -> Server {
-    let kc = api.kubeconfig(&dir.0);
+fn start(c: &Cluster, directive: &str) -> Server {
     let directive = directive.to_string();
-    Server::start(move |p| corefile(p, &kc, &directive))
+    c.serve(move |p, kc| corefile(p, kc, &directive))
 }
 
 #[test]
 fn every_record_of_the_schema_from_the_api() {
-    let api = FakeApi::start();
-    populate(&api);
-    let dir = TempDir::new();
-    let s = start(&api, &dir, "  pods insecure\n  ttl 7");
+    let c = Cluster::start(populate);
+    let s = start(&c, "  pods insecure\n  ttl 7");
     let p = s.port;
     answer(
         &ask(p, "svc1.testns.svc.cluster.local.", RecordType::A),
@@ -280,7 +201,7 @@ fn every_record_of_the_schema_from_the_api() {
     );
     answer(
         &ask(p, "cluster.local.", RecordType::SOA),
-        &["cluster.local. 7 SOA ns.dns.cluster.local. hostmaster.cluster.local."],
+        &["cluster.local. 7 SOA ns.dns.cluster.local. hostmaster.cluster.local. 7200 1800 86400 7"],
     );
     negative(
         &ask(p, "nope.testns.svc.cluster.local.", RecordType::A),
@@ -307,10 +228,9 @@ fn every_record_of_the_schema_from_the_api() {
 
 #[test]
 fn services_added_changed_and_deleted_show_within_a_second_or_two() {
-    let api = FakeApi::start();
-    populate(&api);
-    let dir = TempDir::new();
-    let s = start(&api, &dir, "");
+    let c = Cluster::start(populate);
+    let api = &c.api;
+    let s = start(&c, "");
     let p = s.port;
     let name = "new.testns.svc.cluster.local.";
     negative(&ask(p, name, RecordType::A), ResponseCode::NXDomain);
@@ -343,7 +263,7 @@ fn services_added_changed_and_deleted_show_within_a_second_or_two() {
     assert!(took < Duration::from_secs(2), "changed after {took:?}");
     // A new endpoint of the headless service.
     api.apply(
-        endpoint_slice("testns", "hdls-a2", "hdls", "IPv4")
+        endpoint_slice("testns", "hdls-2", "hdls", "IPv4")
             .endpoint(endpoint(&["172.16.1.3"]).hostname("web-2"))
             .port("http", "TCP", 80)
             .build(),
@@ -369,15 +289,13 @@ fn services_added_changed_and_deleted_show_within_a_second_or_two() {
 fn before_the_first_sync_names_are_servfail_and_ready_says_no() {
     // An API that refuses the server's token for a while (401): the start waits
     // startup_timeout, then serves.
-    let api = FakeApi::start();
-    populate(&api);
-    let dir = TempDir::new();
-    let kc = api.kubeconfig(&dir.0);
+    let c = Cluster::start(populate);
+    let api = &c.api;
     api.set_token(Some("not-the-servers"));
     let ready = free_port();
     let ready_port = ready.port;
     drop(ready);
-    let s = Server::start(move |p| {
+    let s = c.serve(move |p, kc| {
         format!(
             ".:{p} {{\n ready 127.0.0.1:{ready_port}\n kubernetes cluster.local {{\n  kubeconfig {}\n  startup_timeout 1s\n }}\n}}\n",
             kc.display()
@@ -484,8 +402,8 @@ fn an_endpoint_with_a_client_certificate() {
 /// Starts the plugin with `directive` and checks that every name of `hidden` is NXDOMAIN and
 /// every name of `shown` has one A record.
 #[track_caller]
-fn filtered(api: &FakeApi, dir: &TempDir, directive: &str, hidden: &[&str], shown: &[&str]) {
-    let s = start(api, dir, directive);
+fn filtered(c: &Cluster, directive: &str, hidden: &[&str], shown: &[&str]) {
+    let s = start(c, directive);
     for name in hidden {
         negative(&ask(s.port, name, RecordType::A), ResponseCode::NXDomain);
     }
@@ -497,19 +415,18 @@ fn filtered(api: &FakeApi, dir: &TempDir, directive: &str, hidden: &[&str], show
 
 #[test]
 fn namespaces_labels_and_the_other_filters() {
-    let api = FakeApi::start();
-    populate(&api);
-    let dir = TempDir::new();
+    let c = Cluster::start(populate);
+    let api = &c.api;
     let (svc1, svc2) = (
         "svc1.testns.svc.cluster.local.",
         "svc2.other.svc.cluster.local.",
     );
     // `namespaces`: only testns.
-    filtered(&api, &dir, "  namespaces testns", &[svc2], &[svc1]);
+    filtered(&c, "  namespaces testns", &[svc2], &[svc1]);
     // `namespace_labels`: namespaces of team b only.
-    filtered(&api, &dir, "  namespace_labels team=b", &[svc1], &[svc2]);
+    filtered(&c, "  namespace_labels team=b", &[svc1], &[svc2]);
     // `labels`: services (and slices) with tier=backend only, selected by the API server.
-    filtered(&api, &dir, "  labels tier=backend", &[svc1], &[svc2]);
+    filtered(&c, "  labels tier=backend", &[svc1], &[svc2]);
     assert!(
         api.requests()
             .iter()
@@ -519,8 +436,7 @@ fn namespaces_labels_and_the_other_filters() {
     );
     // `noendpoints`: no slice watch, headless services answer nothing.
     filtered(
-        &api,
-        &dir,
+        &c,
         "  noendpoints",
         &["hdls.testns.svc.cluster.local."],
         &[svc1],
@@ -533,16 +449,14 @@ fn namespaces_labels_and_the_other_filters() {
             .build(),
     );
     filtered(
-        &api,
-        &dir,
+        &c,
         "  ignore empty_service",
         &["empty.testns.svc.cluster.local."],
         &[svc1],
     );
     // `pods verified`: only an address a pod of the namespace has.
     filtered(
-        &api,
-        &dir,
+        &c,
         "  pods verified",
         &[
             "172-16-5-6.testns.pod.cluster.local.",
@@ -558,14 +472,12 @@ fn namespaces_labels_and_the_other_filters() {
 
 #[test]
 fn metrics_of_the_plugin_and_its_client() {
-    let api = FakeApi::start();
-    populate(&api);
-    let dir = TempDir::new();
-    let kc = api.kubeconfig(&dir.0);
+    let c = Cluster::start(populate);
+    let api = &c.api;
     let metrics = free_port();
     let mport = metrics.port;
     drop(metrics);
-    let s = Server::start(move |p| {
+    let s = c.serve(move |p, kc| {
         format!(
             ".:{p} {{\n prometheus 127.0.0.1:{mport}\n kubernetes cluster.local {{\n  kubeconfig {}\n }}\n}}\n",
             kc.display()
@@ -601,16 +513,18 @@ fn metrics_of_the_plugin_and_its_client() {
 /// once, with the CNAME; a client that is no pod gets the plain answer.
 #[test]
 fn autopath_resolves_a_pods_search_path_in_one_query() {
-    let api = FakeApi::start();
-    populate(&api);
-    // The test's client is 127.0.0.1: make it a pod of `default`.
-    api.apply(pod("default", "client", "127.0.0.1").build());
-    api.apply(
-        service("default", "web")
-            .cluster_ips(&["10.0.1.1"])
-            .port("http", "TCP", 80)
-            .build(),
-    );
+    let c = Cluster::start(|api| {
+        populate(api);
+        // The test's client is 127.0.0.1: make it a pod of `default`.
+        api.apply(pod("default", "client", "127.0.0.1").build());
+        api.apply(
+            service("default", "web")
+                .cluster_ips(&["10.0.1.1"])
+                .port("http", "TCP", 80)
+                .build(),
+        );
+    });
+    let api = &c.api;
     // The upstream knows outside.test and denies every other name, so that whatever
     // search domains the host's resolv.conf adds to the path are walked past.
     let upstream = Server::start(|p| {
@@ -619,12 +533,10 @@ fn autopath_resolves_a_pods_search_path_in_one_query() {
         )
     });
     let up = upstream.port;
-    let dir = TempDir::new();
-    let kc = api.kubeconfig(&dir.0);
     let metrics = free_port();
     let mport = metrics.port;
     drop(metrics);
-    let s = Server::start(move |p| {
+    let s = c.serve(move |p, kc| {
         format!(
             "{{\n workers 1\n}}\n.:{p} {{\n prometheus 127.0.0.1:{mport}\n autopath @kubernetes\n kubernetes cluster.local {{\n  kubeconfig {}\n  pods verified\n }}\n forward . 127.0.0.1:{up}\n}}\n",
             kc.display()

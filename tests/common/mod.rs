@@ -3,6 +3,8 @@
 #![allow(dead_code)]
 
 pub mod authority;
+pub mod hickory;
+pub mod kube;
 pub mod metrics;
 pub mod peers;
 

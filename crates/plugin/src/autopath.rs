@@ -6,9 +6,9 @@
 //! instance. The call is one virtual call per query autopath looks at, and the path is
 //! written into the core's reusable [`SearchPath`], so it allocates nothing once warm.
 
+use crate::registry::Registry;
 use crate::wire::Name;
 use std::net::IpAddr;
-use std::sync::{Arc, Mutex};
 
 /// A search path: lower-case wire names, in order, the last one the root (`""`, CoreDNS's
 /// sentinel: the name as asked). Kept by a core and refilled query after query.
@@ -75,29 +75,12 @@ pub trait AutoPather: Send + Sync {
 }
 
 /// The block's plugins that give search paths, by directive name.
-#[derive(Default)]
-pub struct AutoPathers {
-    list: Mutex<Vec<(&'static str, Arc<dyn AutoPather>)>>,
-}
-
-impl AutoPathers {
-    /// Registers `plugin`'s search paths (a later registration of the same name wins).
-    pub fn register(&self, plugin: &'static str, pather: Arc<dyn AutoPather>) {
-        let mut l = self.list.lock().unwrap_or_else(|e| e.into_inner());
-        l.retain(|(n, _)| *n != plugin);
-        l.push((plugin, pather));
-    }
-
-    /// The search paths of `plugin`, when it registered some.
-    pub fn get(&self, plugin: &str) -> Option<Arc<dyn AutoPather>> {
-        let l = self.list.lock().unwrap_or_else(|e| e.into_inner());
-        l.iter().find(|(n, _)| *n == plugin).map(|(_, p)| p.clone())
-    }
-}
+pub type AutoPathers = Registry<dyn AutoPather>;
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Arc;
 
     #[test]
     fn a_path_holds_joined_lower_case_names_and_the_root() {

@@ -6,9 +6,9 @@
 //! per-core instance. A lookup is one virtual call that writes its hits into the core's
 //! reusable [`ExternalHits`], so it allocates nothing once warm.
 
+use crate::registry::Registry;
 use crate::wire::Name;
 use std::net::IpAddr;
-use std::sync::{Arc, Mutex};
 
 /// What a hit points at, as read back from [`ExternalHits`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -125,6 +125,13 @@ impl ExternalHits {
         })
     }
 
+    /// The address of the `i`th hit, when it is one, read from what is kept (no hit is
+    /// built): what an answer's duplicate checks, every hit against those before it, compare
+    /// first.
+    pub fn ip_of(&self, i: usize) -> Option<IpAddr> {
+        self.hits.get(i)?.ip
+    }
+
     /// The hits in order.
     pub fn iter(&self) -> impl Iterator<Item = ExternalHit<'_>> {
         (0..self.len()).filter_map(|i| self.get(i))
@@ -166,29 +173,12 @@ pub trait Externaler: Send + Sync {
 }
 
 /// The block's plugins that answer k8s_external's names, by directive name.
-#[derive(Default)]
-pub struct Externalers {
-    list: Mutex<Vec<(&'static str, Arc<dyn Externaler>)>>,
-}
-
-impl Externalers {
-    /// Registers `plugin`'s answers (a later registration of the same name wins).
-    pub fn register(&self, plugin: &'static str, ext: Arc<dyn Externaler>) {
-        let mut l = self.list.lock().unwrap_or_else(|e| e.into_inner());
-        l.retain(|(n, _)| *n != plugin);
-        l.push((plugin, ext));
-    }
-
-    /// The answers of `plugin`, when it registered some.
-    pub fn get(&self, plugin: &str) -> Option<Arc<dyn Externaler>> {
-        let l = self.list.lock().unwrap_or_else(|e| e.into_inner());
-        l.iter().find(|(n, _)| *n == plugin).map(|(_, p)| p.clone())
-    }
-}
+pub type Externalers = Registry<dyn Externaler>;
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Arc;
 
     #[test]
     fn hits_keep_their_targets_and_keys_and_reuse_their_memory() {
@@ -215,6 +205,7 @@ mod tests {
         assert_eq!((b.port, b.ttl), (-1, 7));
         assert_eq!(b.key, b"\x04svc1\x06testns");
         assert_eq!(h.iter().count(), 2);
+        assert_eq!((h.ip_of(0), h.ip_of(1), h.ip_of(2)), (Some(ip), None, None));
         let (hc, nc) = (h.hits.capacity(), h.names.capacity());
         h.clear();
         assert!(h.is_empty() && h.get(0).is_none());

@@ -30,6 +30,7 @@ mod place;
 pub mod prehashed;
 pub mod quote;
 pub mod readiness;
+pub mod registry;
 mod request;
 pub mod resolvconf;
 pub mod reverse;

@@ -1,11 +1,13 @@
 //! The test kit for plugin crates (a dev-dependency): a plugin's setup run on a Corefile as
-//! the server would run it, and sample queries. Tests of the server itself, which start the
-//! real binary, live in the server package's tests/.
+//! the server would run it, sample queries, and replies read back as text ([`reply`]).
+//! Tests of the server itself, which start the real binary, live in the server package's
+//! tests/.
 
 #![forbid(unsafe_code)]
 
 #[cfg(feature = "kubeapi")]
 pub mod kubeapi;
+pub mod reply;
 
 use ringdns_plugin::corefile::{Dispenser, parse};
 use ringdns_plugin::wire::Query;
@@ -158,6 +160,27 @@ impl Handler for Next {
     fn after_batch(&self) {}
 }
 
+/// A request for `packet` from `client` over UDP, in block `.` of listener `dns://:53`,
+/// its reply going into `reply`; `can_wait` for a deferred pass (which may wait).
+pub fn udp_request<'a>(
+    packet: &'a [u8],
+    client: SocketAddr,
+    reply: &'a mut Vec<u8>,
+    can_wait: bool,
+) -> Request<'a> {
+    let q = Query::parse(packet).expect("a test's query parses");
+    Request::new(
+        q,
+        client,
+        client,
+        ringdns_plugin::Proto::Udp,
+        ".",
+        "dns://:53",
+        reply,
+        can_wait,
+    )
+}
+
 /// Serves `packet` from `client` (UDP, block `.`) with `plugin` before [`Next`]`(next)`:
 /// inline when `at_once` (`serve_now`, which must answer), else through `serve` polled
 /// once (which must not wait). The status and the reply written. What a plugin's tests
@@ -171,18 +194,8 @@ pub fn serve_once<S: Serve>(
 ) -> (Status, Vec<u8>) {
     use std::pin::pin;
     use std::task::{Context, Poll, Waker};
-    let q = Query::parse(packet).expect("a test's query parses");
     let mut reply = Vec::new();
-    let mut req = Request::new(
-        q,
-        client,
-        client,
-        ringdns_plugin::Proto::Udp,
-        ".",
-        "dns://:53",
-        &mut reply,
-        false,
-    );
+    let mut req = udp_request(packet, client, &mut reply, false);
     let next = Next(next);
     let status = if at_once {
         plugin

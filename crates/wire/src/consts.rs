@@ -138,6 +138,15 @@ pub mod rtype {
     pub const AXFR: u16 = 252;
     /// Any type (query only).
     pub const ANY: u16 = 255;
+
+    /// The type of an address's record: A for IPv4, AAAA for IPv6; what an answer of
+    /// addresses compares with the query type.
+    pub const fn of_addr(ip: &std::net::IpAddr) -> u16 {
+        match ip {
+            std::net::IpAddr::V4(_) => A,
+            std::net::IpAddr::V6(_) => AAAA,
+        }
+    }
 }
 
 /// Record classes.

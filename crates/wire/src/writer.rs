@@ -3,10 +3,12 @@
 //! section order.
 
 use std::fmt;
+use std::net::IpAddr;
 
 use super::be::put_u16;
 use super::consts::{
-    MAX_LABEL_LEN, MAX_MSG_SIZE, MAX_NAME_LEN, MIN_UDP_SIZE, QUESTION_POINTER, flags, opcode, rtype,
+    MAX_LABEL_LEN, MAX_MSG_SIZE, MAX_NAME_LEN, MIN_UDP_SIZE, QUESTION_POINTER, class, flags,
+    opcode, rtype,
 };
 use super::header::{HeaderMut, Section, write_header};
 use super::name::Name;
@@ -257,6 +259,20 @@ impl<'b> MessageWriter<'b> {
         Ok(())
     }
 
+    /// Appends the address record of `ip` (class IN): A for IPv4, AAAA for IPv6.
+    pub fn push_addr(
+        &mut self,
+        section: Section,
+        owner: Owner<'_>,
+        ttl: u32,
+        ip: IpAddr,
+    ) -> Result<(), WriteError> {
+        match ip {
+            IpAddr::V4(a) => self.push(section, owner, rtype::A, class::IN, ttl, &a.octets()),
+            IpAddr::V6(a) => self.push(section, owner, rtype::AAAA, class::IN, ttl, &a.octets()),
+        }
+    }
+
     /// Appends a record whose RDATA is written by `fill` (which must only
     /// append to the vector); RDLENGTH is filled in afterwards. On error the
     /// record is removed again.
@@ -354,8 +370,45 @@ impl<'b> MessageWriter<'b> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::consts::{class, rcode};
+    use crate::consts::rcode;
     use crate::records::records;
+
+    #[test]
+    fn push_addr_writes_a_for_ipv4_and_aaaa_for_ipv6() {
+        let q = query(flags::RD, b"\x01h\x00", rtype::A);
+        let parsed = Query::parse(&q).unwrap();
+        let mut out = Vec::new();
+        let mut w = MessageWriter::reply(&parsed, &mut out, rcode::NOERROR);
+        for ip in ["192.0.2.1", "2001:db8::1"] {
+            let ip: IpAddr = ip.parse().unwrap();
+            w.push_addr(Section::Answer, Owner::Question, 7, ip)
+                .unwrap();
+        }
+        w.finish();
+        let got: Vec<_> = records(&out)
+            .unwrap()
+            .map(Result::unwrap)
+            .map(|r| (r.rtype, r.class, r.ttl(&out), out[r.rdata].to_vec()))
+            .collect();
+        let v6: IpAddr = "2001:db8::1".parse().unwrap();
+        assert_eq!(
+            got,
+            [
+                (rtype::A, class::IN, 7, vec![192, 0, 2, 1]),
+                (
+                    rtype::AAAA,
+                    class::IN,
+                    7,
+                    match v6 {
+                        IpAddr::V6(a) => a.octets().to_vec(),
+                        IpAddr::V4(_) => unreachable!(),
+                    }
+                ),
+            ]
+        );
+        assert_eq!(rtype::of_addr(&"192.0.2.1".parse().unwrap()), rtype::A);
+        assert_eq!(rtype::of_addr(&v6), rtype::AAAA);
+    }
 
     #[test]
     fn push_opt_writes_an_opt_with_its_options_that_finalize_keeps() {

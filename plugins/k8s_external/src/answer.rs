@@ -5,9 +5,14 @@
 
 use ringdns_plugin::external::{ExternalHit, ExternalHits, ExternalTarget};
 use ringdns_plugin::wire::class::IN;
-use ringdns_plugin::wire::rtype::{A, AAAA, CNAME, NS, PTR, SOA, SRV};
+use ringdns_plugin::wire::rtype::{A, AAAA, CNAME, NS, PTR, SOA, SRV, of_addr};
 use ringdns_plugin::wire::{MessageWriter, Name, Owner, Section};
-use std::net::IpAddr;
+
+/// `ns1`, the name server's label left of `APEX.ZONE` (wire).
+pub const NS1: &[u8] = b"\x03ns1";
+/// `hostmaster`, the SOA mailbox's label left of `APEX.ZONE` (wire): the longest name the
+/// zone's records hold, so the one setup checks against 255 bytes.
+pub const HOSTMASTER: &[u8] = b"\x0ahostmaster";
 
 /// The zone a query falls in, as found in the query name (so in the client's case).
 #[derive(Debug, Clone, Copy)]
@@ -84,28 +89,6 @@ impl Joined {
     }
 }
 
-/// Writes an address record.
-pub fn push_addr(
-    w: &mut MessageWriter<'_>,
-    section: Section,
-    owner: Owner<'_>,
-    ip: IpAddr,
-    ttl: u32,
-) -> bool {
-    match ip {
-        IpAddr::V4(v4) => w.push(section, owner, A, IN, ttl, &v4.octets()).is_ok(),
-        IpAddr::V6(v6) => w.push(section, owner, AAAA, IN, ttl, &v6.octets()).is_ok(),
-    }
-}
-
-/// Whether `ip` is of the family `qtype` asks for.
-pub fn family(qtype: u16, ip: &IpAddr) -> bool {
-    match ip {
-        IpAddr::V4(_) => qtype == A,
-        IpAddr::V6(_) => qtype == AAAA,
-    }
-}
-
 /// What one reply is written with: the plugin's settings and the zone of the query.
 pub struct Ctx<'a, 'q> {
     /// `apex`'s labels (wire, no root).
@@ -120,50 +103,57 @@ impl Ctx<'_, '_> {
     /// The zone's SOA (CoreDNS's `External.soa`): `ns1.APEX.ZONE hostmaster.APEX.ZONE
     /// SERIAL 7200 1800 86400 TTL`, owned by the zone, at the plugin's TTL.
     pub fn soa(&self, w: &mut MessageWriter<'_>, section: Section, serial: u32) -> bool {
-        let ptr = self.zone.pointer();
-        w.push_with(
-            section,
-            Owner::Pointer(self.zone.at()),
-            SOA,
-            IN,
-            self.ttl,
-            |out| {
-                out.extend_from_slice(b"\x03ns1");
-                out.extend_from_slice(self.apex);
-                out.extend_from_slice(&ptr);
-                out.extend_from_slice(b"\x0ahostmaster");
-                out.extend_from_slice(self.apex);
-                out.extend_from_slice(&ptr);
-                for v in [serial, 7200, 1800, 86400, self.ttl] {
-                    out.extend_from_slice(&v.to_be_bytes());
-                }
-            },
-        )
-        .is_ok()
+        self.push_at_apex(w, section, SOA, |out| {
+            self.put_apex_name(out, NS1);
+            self.put_apex_name(out, HOSTMASTER);
+            for v in [serial, 7200, 1800, 86400, self.ttl] {
+                out.extend_from_slice(&v.to_be_bytes());
+            }
+        })
     }
 
     /// The zone's NS record, `ns1.APEX.ZONE`.
     pub fn ns(&self, w: &mut MessageWriter<'_>) -> bool {
-        let ptr = self.zone.pointer();
-        w.push_with(
-            Section::Answer,
-            Owner::Pointer(self.zone.at()),
-            NS,
-            IN,
-            self.ttl,
-            |out| {
-                out.extend_from_slice(b"\x03ns1");
-                out.extend_from_slice(self.apex);
-                out.extend_from_slice(&ptr);
-            },
-        )
-        .is_ok()
+        self.push_at_apex(w, Section::Answer, NS, |out| self.put_apex_name(out, NS1))
+    }
+
+    /// A record owned by the zone's apex (a pointer to the zone in the question), at the
+    /// plugin's TTL, its RDATA written by `fill`.
+    fn push_at_apex(
+        &self,
+        w: &mut MessageWriter<'_>,
+        section: Section,
+        rtype: u16,
+        fill: impl FnOnce(&mut Vec<u8>),
+    ) -> bool {
+        let owner = Owner::Pointer(self.zone.at());
+        w.push_with(section, owner, rtype, IN, self.ttl, fill)
+            .is_ok()
+    }
+
+    /// `LABEL.APEX.ZONE` into RDATA: `label` (wire), the apex, a pointer to the zone.
+    fn put_apex_name(&self, out: &mut Vec<u8>, label: &[u8]) {
+        out.extend_from_slice(label);
+        out.extend_from_slice(self.apex);
+        out.extend_from_slice(&self.zone.pointer());
     }
 
     /// `ns1.APEX.ZONE` (the zone as the question spells it), the name servers' addresses'
     /// owner in the NS reply's additional section.
     pub fn ns1(&self) -> Option<Joined> {
-        Joined::new(&[b"\x03ns1", self.apex, self.zone.wire])
+        Joined::new(&[NS1, self.apex, self.zone.wire])
+    }
+
+    /// Whether two hits have the same SRV target. Keys (under the same zone) and hostnames
+    /// compare as they are, without building the names: SRV's duplicate checks compare
+    /// every hit with those before it. Only a key against a hostname builds both.
+    fn same_target(&self, a: &ExternalHit<'_>, b: &ExternalHit<'_>) -> bool {
+        match (a.target, b.target) {
+            (ExternalTarget::Ip(_), ExternalTarget::Ip(_)) => a.key.eq_ignore_ascii_case(b.key),
+            (ExternalTarget::Host(x), ExternalTarget::Host(y)) => x.eq_ignore_ascii_case(y),
+            _ => matches!((self.target(a), self.target(b)),
+                (Some(x), Some(y)) if x.wire().eq_ignore_ascii_case(y.wire())),
+        }
     }
 
     /// The SRV target of a hit: its key under the zone (as the question spells it), or its
@@ -252,12 +242,12 @@ pub fn addresses(
         let ExternalTarget::Ip(ip) = h.target else {
             continue;
         };
-        let dup = hits
-            .iter()
-            .take(i)
-            .any(|p| p.target == ExternalTarget::Ip(ip));
-        if family(qtype, &ip) && !dup {
-            n += u16::from(push_addr(w, Section::Answer, Owner::Question, ip, ctx.ttl));
+        let dup = (0..i).any(|j| hits.ip_of(j) == Some(ip));
+        if of_addr(&ip) == qtype && !dup {
+            n += u16::from(
+                w.push_addr(Section::Answer, Owner::Question, ctx.ttl, ip)
+                    .is_ok(),
+            );
         }
     }
     n
@@ -276,7 +266,7 @@ pub fn srv(
     // CoreDNS's float arithmetic, for the same rounding: 100 / (100 n) * 100, floored.
     let total = 100.0 * hits.len() as f64;
     let weight = ((100.0 / total * 100.0).floor() as u16).max(1);
-    let same = |a: &ExternalHit<'_>, b: &ExternalHit<'_>| matches!((ctx.target(a), ctx.target(b)), (Some(x), Some(y)) if x.wire().eq_ignore_ascii_case(y.wire()));
+    let same = |a: &ExternalHit<'_>, b: &ExternalHit<'_>| ctx.same_target(a, b);
     let mut answers = 0;
     for (i, h) in hits.iter().enumerate() {
         if h.port == -1 {
@@ -306,23 +296,21 @@ pub fn srv(
         if h.port == -1 {
             continue;
         }
-        let dup = hits
-            .iter()
-            .take(i)
-            .any(|p| p.port != -1 && p.target == h.target && same(&p, &h));
+        // An address differs from most before it: compared first, without reading them.
+        let dup = (0..i).any(|j| match h.target {
+            ExternalTarget::Ip(ip) if hits.ip_of(j) != Some(ip) => false,
+            _ => hits
+                .get(j)
+                .is_some_and(|p| p.port != -1 && p.target == h.target && same(&p, &h)),
+        });
         if dup {
             continue;
         }
         match h.target {
             ExternalTarget::Ip(ip) => {
                 if let Some(target) = ctx.target(&h) {
-                    push_addr(
-                        w,
-                        Section::Additional,
-                        Owner::Wire(target.wire()),
-                        ip,
-                        ctx.ttl,
-                    );
+                    let _ =
+                        w.push_addr(Section::Additional, Owner::Wire(target.wire()), ctx.ttl, ip);
                 }
             }
             ExternalTarget::Host(host) => {

@@ -18,18 +18,18 @@
 mod answer;
 mod setup;
 
-use answer::{Ctx, Looked, Zone, alias, push_addr, srv_hosts, zone_of};
+use answer::{Ctx, Looked, Zone, alias, srv_hosts, zone_of};
 use ringdns_plugin::corefile::{Dispenser, Error};
 use ringdns_plugin::external::{ExternalHits, ExternalRequest, Externaler};
 use ringdns_plugin::wire::rcode::{NOERROR, NXDOMAIN, REFUSED, SERVFAIL};
-use ringdns_plugin::wire::rtype::{A, AAAA, AXFR, IXFR, NS, PTR, SOA, SRV};
+use ringdns_plugin::wire::rtype::{A, AAAA, AXFR, IXFR, NS, PTR, SOA, SRV, of_addr};
 use ringdns_plugin::wire::{MessageWriter, Name, Owner, QueryBuilder, Section};
 use ringdns_plugin::{
     BlockSetup, CoreInfo, Handler, Outcome, Plugin, Request, Serve, ServeFuture, Serves, Status,
     error, next_or_failure, next_or_failure_now,
 };
 use setup::{Config, NAME, SOURCE};
-use std::cell::RefCell;
+use std::cell::{RefCell, RefMut};
 use std::future::Future;
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -141,13 +141,7 @@ impl K8sExternal {
             return self.sub_apex(req, &ctx, &qname);
         }
         let mut hits = self.hits.borrow_mut();
-        let lookup = ExternalRequest {
-            qname: &qname,
-            zone_labels: zone.labels,
-            qtype,
-            headless: c.headless,
-        };
-        let rcode = self.ext.external(&lookup, &mut hits);
+        let rcode = self.external(&qname, &zone, qtype, &mut hits);
         if hits.is_empty() && rcode == NXDOMAIN && c.fall.through(&qname) {
             return Step::Next;
         }
@@ -161,61 +155,45 @@ impl K8sExternal {
         }
         let looked = looked.unwrap_or(&[]);
         let serial = self.ext.external_serial(c.headless);
-        let mut w = MessageWriter::reply(&req.query, req.reply, NOERROR);
-        w.set_aa(true);
-        if hits.is_empty() {
-            w.set_rcode(rcode);
-            ctx.soa(&mut w, Section::Authority, serial);
-        } else {
+        reply(req, |w| {
+            if hits.is_empty() {
+                w.set_rcode(rcode);
+                ctx.soa(w, Section::Authority, serial);
+                return;
+            }
             let answers = match qtype {
-                A | AAAA => answer::addresses(&ctx, &mut w, &hits, qtype, looked),
-                SRV => answer::srv(&ctx, &mut w, &hits, looked),
-                PTR => answer::ptr(&ctx, &mut w, &hits, &c.zones[0]),
+                A | AAAA => answer::addresses(&ctx, w, &hits, qtype, looked),
+                SRV => answer::srv(&ctx, w, &hits, looked),
+                PTR => answer::ptr(&ctx, w, &hits, &c.zones[0]),
                 _ => 0,
             };
             if answers == 0 {
-                ctx.soa(&mut w, Section::Authority, serial);
+                ctx.soa(w, Section::Authority, serial);
             }
-        }
-        w.finish();
-        req.finalize_reply();
-        Step::Done(Status::written())
+        })
     }
 
     /// The zone's apex: its SOA, its NS with the name servers' addresses, else NODATA.
     fn apex(&self, req: &mut Request<'_>, ctx: &Ctx<'_, '_>) -> Step {
-        let c = &*self.config;
-        let serial = self.ext.external_serial(c.headless);
+        let serial = self.ext.external_serial(self.config.headless);
         let qtype = req.query.qtype();
-        let mut w = MessageWriter::reply(&req.query, req.reply, NOERROR);
-        w.set_aa(true);
-        match qtype {
+        reply(req, |w| match qtype {
             SOA => {
-                ctx.soa(&mut w, Section::Answer, serial);
+                ctx.soa(w, Section::Answer, serial);
             }
             NS => {
-                ctx.ns(&mut w);
-                let mut addrs = self.addrs.borrow_mut();
-                self.ext.external_address(c.headless, &mut addrs);
+                ctx.ns(w);
                 if let Some(ns1) = ctx.ns1() {
-                    for ip in addrs.iter() {
-                        push_addr(
-                            &mut w,
-                            Section::Additional,
-                            Owner::Wire(ns1.wire()),
-                            *ip,
-                            c.ttl,
-                        );
+                    for ip in self.name_servers().iter() {
+                        let _ =
+                            w.push_addr(Section::Additional, Owner::Wire(ns1.wire()), ctx.ttl, *ip);
                     }
                 }
             }
             _ => {
-                ctx.soa(&mut w, Section::Authority, serial);
+                ctx.soa(w, Section::Authority, serial);
             }
-        }
-        w.finish();
-        req.finalize_reply();
-        Step::Done(Status::written())
+        })
     }
 
     /// The name servers' subdomain `APEX.ZONE`: NODATA for itself, `ns1.APEX.ZONE`'s
@@ -231,32 +209,47 @@ impl K8sExternal {
                 .labels()
                 .next()
                 .is_some_and(|l| l.eq_ignore_ascii_case(b"ns1"));
-        let mut w = MessageWriter::reply(&req.query, req.reply, NOERROR);
-        w.set_aa(true);
-        let mut answers = 0;
-        if below == 0 {
-            // The empty non-terminal APEX.ZONE: NODATA.
-        } else if ns1 {
-            let mut addrs = self.addrs.borrow_mut();
-            self.ext.external_address(c.headless, &mut addrs);
-            for ip in addrs.iter().filter(|ip| answer::family(qtype, ip)) {
-                answers += u16::from(push_addr(
-                    &mut w,
-                    Section::Answer,
-                    Owner::Question,
-                    *ip,
-                    c.ttl,
-                ));
+        reply(req, |w| {
+            let mut answers = 0;
+            if below == 0 {
+                // The empty non-terminal APEX.ZONE: NODATA.
+            } else if ns1 {
+                for ip in self.name_servers().iter().filter(|ip| of_addr(ip) == qtype) {
+                    let ok = w.push_addr(Section::Answer, Owner::Question, ctx.ttl, *ip);
+                    answers += u16::from(ok.is_ok());
+                }
+            } else {
+                w.set_rcode(NXDOMAIN);
             }
-        } else {
-            w.set_rcode(NXDOMAIN);
-        }
-        if answers == 0 {
-            ctx.soa(&mut w, Section::Authority, serial);
-        }
-        w.finish();
-        req.finalize_reply();
-        Step::Done(Status::written())
+            if answers == 0 {
+                ctx.soa(w, Section::Authority, serial);
+            }
+        })
+    }
+
+    /// The kubernetes plugin's lookup of `qname` (in `zone`) into `hits`; its rcode.
+    fn external(
+        &self,
+        qname: &Name<'_>,
+        zone: &Zone<'_>,
+        qtype: u16,
+        hits: &mut ExternalHits,
+    ) -> u8 {
+        let req = ExternalRequest {
+            qname,
+            zone_labels: zone.labels,
+            qtype,
+            headless: self.config.headless,
+        };
+        self.ext.external(&req, hits)
+    }
+
+    /// The addresses of `ns1.APEX.ZONE` (the kubernetes plugin's `ExternalAddress`), in
+    /// the core's reused list.
+    fn name_servers(&self) -> RefMut<'_, Vec<IpAddr>> {
+        let mut addrs = self.addrs.borrow_mut();
+        self.ext.external_address(self.config.headless, &mut addrs);
+        addrs
     }
 
     /// The hostnames (and types) an answer needs looked up.
@@ -268,13 +261,7 @@ impl K8sExternal {
             return Vec::new();
         };
         let mut hits = self.hits.borrow_mut();
-        let lookup = ExternalRequest {
-            qname: &qname,
-            zone_labels: zone.labels,
-            qtype,
-            headless: c.headless,
-        };
-        self.ext.external(&lookup, &mut hits);
+        self.external(&qname, &zone, qtype, &mut hits);
         match qtype {
             A | AAAA => alias(&hits)
                 .map(|(host, _)| vec![(host.to_vec(), qtype)])
@@ -313,6 +300,17 @@ impl K8sExternal {
             Step::Next | Step::Upstream => Status::rcode(SERVFAIL),
         }
     }
+}
+
+/// Writes the reply `body` makes into the request's buffer: NOERROR (unless `body` sets
+/// another rcode), AA set, finished and fitted to the client.
+fn reply(req: &mut Request<'_>, body: impl FnOnce(&mut MessageWriter<'_>)) -> Step {
+    let mut w = MessageWriter::reply(&req.query, req.reply, NOERROR);
+    w.set_aa(true);
+    body(&mut w);
+    w.finish();
+    req.finalize_reply();
+    Step::Done(Status::written())
 }
 
 ringdns_plugin::export!(K8sExternal);

@@ -17,6 +17,7 @@
 //! order) and registers its answers in the block's [`Externalers`], which the per-core
 //! instances read when they are built.
 
+use crate::answer::HOSTMASTER;
 use ringdns_plugin::corefile::{Dispenser, Error};
 use ringdns_plugin::duration::go_atoi;
 use ringdns_plugin::external::Externalers;
@@ -121,7 +122,8 @@ pub fn parse(d: &mut Dispenser<'_>, block: &BlockSetup) -> Result<Config, Error>
     let mut apex_zones = Vec::with_capacity(zones.len());
     for z in &zones {
         let w = [apex_wire.as_slice(), z].concat();
-        if w.len() > 255 {
+        // The SOA's `hostmaster.APEX.ZONE` must be a name too.
+        if HOSTMASTER.len() + w.len() > 255 {
             return Err(fail(d, format_args!("apex '{apex}' makes a name too long")));
         }
         apex_zones.push(w);

@@ -6,13 +6,14 @@
 //! registry is the one a server would use.
 
 use super::*;
+use ringdns_plugin::corefile;
 use ringdns_plugin::lookup::{Lookup, LookupFuture};
 use ringdns_plugin::wire::class::IN;
 use ringdns_plugin::wire::rcode::{NOERROR, NXDOMAIN, REFUSED};
-use ringdns_plugin::wire::rtype::{CNAME, HINFO, OPT, TXT};
-use ringdns_plugin::wire::{Header, Query, expand_name, expand_rdata, records};
-use ringdns_plugin::{Proto, corefile};
+use ringdns_plugin::wire::rtype::{CNAME, HINFO, TXT};
+use ringdns_plugin::wire::{Query, expand_rdata, records, type_name};
 use ringdns_testkit::kubeapi::FakeApi;
+use ringdns_testkit::reply::{Case, Reply, neg, ok, query};
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::pin::pin;
 use std::task::{Context, Poll, Waker};
@@ -89,121 +90,6 @@ fn cluster(k8s_external: &str, kubernetes: &str) -> Cluster {
     }
 }
 
-/// What a query got: rcode, AA, TC, and each section as sorted presentation lines.
-#[derive(Debug, PartialEq)]
-struct Got {
-    rcode: u8,
-    aa: bool,
-    tc: bool,
-    answer: Vec<String>,
-    ns: Vec<String>,
-    extra: Vec<String>,
-}
-
-fn name_at(msg: &[u8], at: usize) -> String {
-    let mut out = Vec::new();
-    expand_name(msg, at, msg.len(), &mut out).unwrap();
-    Name::from_wire(&out).unwrap().to_string()
-}
-
-/// The length of the (uncompressed) name at the start of `b`.
-fn name_len(b: &[u8]) -> usize {
-    let mut i = 0;
-    while b[i] != 0 {
-        i += 1 + b[i] as usize;
-    }
-    i + 1
-}
-
-fn rdata_text(rtype: u16, rd: &[u8]) -> String {
-    let name = |at: usize| {
-        let n = name_len(&rd[at..]);
-        Name::from_wire(&rd[at..at + n]).unwrap().to_string()
-    };
-    let u16_at = |at: usize| u16::from_be_bytes([rd[at], rd[at + 1]]);
-    let u32_at = |at: usize| u32::from_be_bytes(rd[at..at + 4].try_into().unwrap());
-    match rtype {
-        A => Ipv4Addr::from(<[u8; 4]>::try_from(rd).unwrap()).to_string(),
-        AAAA => Ipv6Addr::from(<[u8; 16]>::try_from(rd).unwrap()).to_string(),
-        CNAME | PTR | NS => name(0),
-        SRV => format!("{} {} {} {}", u16_at(0), u16_at(2), u16_at(4), name(6)),
-        SOA => {
-            let ml = name_len(rd);
-            let rl = name_len(&rd[ml..]);
-            let at = ml + rl;
-            // The serial is shown as S: it is the time of the last change.
-            format!(
-                "{} {} S {} {} {} {}",
-                name(0),
-                name(ml),
-                u32_at(at + 4),
-                u32_at(at + 8),
-                u32_at(at + 12),
-                u32_at(at + 16)
-            )
-        }
-        _ => format!("{rd:?}"),
-    }
-}
-
-fn type_text(t: u16) -> &'static str {
-    match t {
-        A => "A",
-        AAAA => "AAAA",
-        CNAME => "CNAME",
-        PTR => "PTR",
-        NS => "NS",
-        SRV => "SRV",
-        SOA => "SOA",
-        _ => "?",
-    }
-}
-
-fn got(reply: &[u8]) -> Got {
-    let h = Header::new(reply);
-    let mut g = Got {
-        rcode: h.rcode(),
-        aa: h.flags() & 0x0400 != 0,
-        tc: h.flags() & 0x0200 != 0,
-        answer: vec![],
-        ns: vec![],
-        extra: vec![],
-    };
-    for r in records(reply).unwrap() {
-        let r = r.unwrap();
-        if r.rtype == OPT {
-            continue;
-        }
-        let mut rd = Vec::new();
-        expand_rdata(reply, &r, &mut rd).unwrap();
-        let line = format!(
-            "{} {} {} {}",
-            name_at(reply, r.owner.start),
-            r.ttl(reply),
-            type_text(r.rtype),
-            rdata_text(r.rtype, &rd)
-        );
-        match r.section {
-            Section::Answer => g.answer.push(line),
-            Section::Authority => g.ns.push(line),
-            _ => g.extra.push(line),
-        }
-    }
-    g.answer.sort();
-    g.ns.sort();
-    g.extra.sort();
-    g
-}
-
-fn packet(name: &str, qtype: u16) -> Vec<u8> {
-    let w = ringdns_testkit::wire_name(name);
-    QueryBuilder::new(Name::from_wire(&w).unwrap(), qtype)
-        .id(0x4242)
-        .rd(true)
-        .edns(4096, false)
-        .build()
-}
-
 /// What the next plugin answers (CoreDNS's tests' NextHandler).
 const TO_NEXT: u8 = 99;
 
@@ -213,8 +99,8 @@ fn client() -> SocketAddr {
 
 /// Serves on the inline passes (at once, and the future polled once, which must agree);
 /// `None` when it went to the next plugin.
-fn ask_inline(c: &Cluster, name: &str, qtype: u16) -> Option<Got> {
-    let p = packet(name, qtype);
+fn ask_inline(c: &Cluster, name: &str, qtype: u16) -> Option<Reply> {
+    let p = query(name, qtype);
     let (status, reply) = ringdns_testkit::serve_once(&c.plugin, &p, client(), TO_NEXT, true);
     let (status2, reply2) = ringdns_testkit::serve_once(&c.plugin, &p, client(), TO_NEXT, false);
     assert_eq!(
@@ -227,16 +113,9 @@ fn ask_inline(c: &Cluster, name: &str, qtype: u16) -> Option<Got> {
     }
     if reply.is_empty() {
         // An rcode for the server to write (REFUSED for a transfer).
-        return Some(Got {
-            rcode: status.rcode,
-            aa: false,
-            tc: false,
-            answer: vec![],
-            ns: vec![],
-            extra: vec![],
-        });
+        return Some(Reply::rcode_only(status.rcode));
     }
-    Some(got(&reply))
+    Some(Reply::read(&reply))
 }
 
 /// A lookup through "the server": answers the names of its table with an A or AAAA
@@ -255,7 +134,7 @@ impl Lookup for Upstream {
             let name = q.qname().to_string();
             self.asked
                 .borrow_mut()
-                .push(format!("{name} {}", type_text(q.qtype())));
+                .push(format!("{name} {}", type_name(q.qtype())));
             let mut out = Vec::new();
             let hit = self
                 .names
@@ -279,20 +158,10 @@ impl Lookup for Upstream {
 }
 
 /// Serves on a deferred pass (may wait), with `upstream` as the server's lookup.
-fn ask_deferred(c: &Cluster, name: &str, qtype: u16, upstream: Option<&Upstream>) -> Got {
-    let p = packet(name, qtype);
-    let q = Query::parse(&p).unwrap();
+fn ask_deferred(c: &Cluster, name: &str, qtype: u16, upstream: Option<&Upstream>) -> Reply {
+    let p = query(name, qtype);
     let mut reply = Vec::new();
-    let mut req = Request::new(
-        q,
-        client(),
-        client(),
-        Proto::Udp,
-        ".",
-        "dns://:53",
-        &mut reply,
-        true,
-    );
+    let mut req = ringdns_testkit::udp_request(&p, client(), &mut reply, true);
     if let Some(u) = upstream {
         req.set_lookup(u);
     }
@@ -307,24 +176,14 @@ fn ask_deferred(c: &Cluster, name: &str, qtype: u16, upstream: Option<&Upstream>
         }
     };
     assert_ne!(status.rcode, TO_NEXT, "{name}: passed on");
-    got(&reply)
+    Reply::read(&reply)
 }
 
 /// Serves as the server would: inline, else deferred with `upstream`.
-fn ask_with(c: &Cluster, name: &str, qtype: u16, upstream: Option<&Upstream>) -> Got {
-    let p = packet(name, qtype);
-    let q = Query::parse(&p).unwrap();
+fn ask_with(c: &Cluster, name: &str, qtype: u16, upstream: Option<&Upstream>) -> Reply {
+    let p = query(name, qtype);
     let mut reply = Vec::new();
-    let mut req = Request::new(
-        q,
-        client(),
-        client(),
-        Proto::Udp,
-        ".",
-        "dns://:53",
-        &mut reply,
-        false,
-    );
+    let mut req = ringdns_testkit::udp_request(&p, client(), &mut reply, false);
     let next = ringdns_testkit::Next(TO_NEXT);
     if c.plugin.serve_now(&mut req, &next).is_some() {
         return ask_inline(c, name, qtype).expect("answered");
@@ -336,18 +195,8 @@ fn ask_with(c: &Cluster, name: &str, qtype: u16, upstream: Option<&Upstream>) ->
     ask_deferred(c, name, qtype, upstream)
 }
 
-fn ask(c: &Cluster, name: &str, qtype: u16) -> Got {
+fn ask(c: &Cluster, name: &str, qtype: u16) -> Reply {
     ask_with(c, name, qtype, None)
-}
-
-/// One expected answer.
-struct Case {
-    qname: &'static str,
-    qtype: u16,
-    rcode: u8,
-    answer: &'static [&'static str],
-    ns: &'static [&'static str],
-    extra: &'static [&'static str],
 }
 
 const SOA_COM: &str =
@@ -359,42 +208,10 @@ const SOA_ARPA: &str =
 const COM: &[&str] = &[SOA_COM];
 const ARPA: &[&str] = &[SOA_ARPA];
 
-/// A negative answer (NXDOMAIN or NODATA) with the SOA lines `ns`.
-const fn neg(qname: &'static str, qtype: u16, rcode: u8, ns: &'static [&'static str]) -> Case {
-    Case {
-        qname,
-        qtype,
-        rcode,
-        answer: &[],
-        ns,
-        extra: &[],
-    }
-}
-
-const fn ok(qname: &'static str, qtype: u16, answer: &'static [&'static str]) -> Case {
-    Case {
-        qname,
-        qtype,
-        rcode: NOERROR,
-        answer,
-        ns: &[],
-        extra: &[],
-    }
-}
-
+/// Asks each case's question and checks its reply.
 fn check(c: &Cluster, cases: &[Case]) {
     for t in cases {
-        let g = ask(c, t.qname, t.qtype);
-        let want = |l: &[&str]| {
-            let mut v: Vec<String> = l.iter().map(|s| s.to_string()).collect();
-            v.sort();
-            v
-        };
-        assert_eq!(g.rcode, t.rcode, "{} {}: {g:?}", t.qname, t.qtype);
-        assert!(g.aa, "{} {}: AA", t.qname, t.qtype);
-        assert_eq!(g.answer, want(t.answer), "{} {} answer", t.qname, t.qtype);
-        assert_eq!(g.ns, want(t.ns), "{} {} authority", t.qname, t.qtype);
-        assert_eq!(g.extra, want(t.extra), "{} {} additional", t.qname, t.qtype);
+        t.check(&ask(c, t.qname, t.qtype));
     }
 }
 
@@ -635,7 +452,7 @@ fn the_apex_tests_answer_as_coredns() {
     // The serial is the kubernetes plugin's external one, set once the table is built.
     let serial = c.plugin.ext.external_serial(true);
     assert!(serial > 1_700_000_000, "a Unix time: {serial}");
-    let p = packet("example.com.", SOA);
+    let p = query("example.com.", SOA);
     let (_, reply) = ringdns_testkit::serve_once(&c.plugin, &p, client(), TO_NEXT, true);
     let soa = records(&reply)
         .unwrap()
@@ -670,6 +487,21 @@ fn the_apex_tests_answer_as_coredns() {
             neg("ext.example.com.", A, NXDOMAIN, APEX_SOA),
         ],
     );
+
+    // The longest apex setup takes: the SOA's hostmaster name has 255 bytes, and is read
+    // back whole.
+    let long = format!("{0}.{0}.{0}.{1}", "a".repeat(63), "b".repeat(38));
+    let c = cluster(
+        &format!("k8s_external example.com {{\n apex {long}\n}}"),
+        "",
+    );
+    let g = ask(&c, "example.com.", SOA);
+    assert_eq!(
+        g.answer,
+        [format!(
+            "example.com. 5 SOA ns1.{long}.example.com. hostmaster.{long}.example.com. S 7200 1800 86400 5"
+        )]
+    );
 }
 
 /// ringdns's cases: an ingress hostname is a CNAME whose target is looked up through the
@@ -689,19 +521,9 @@ fn ingress_hostnames_and_the_rfcs() {
         ..Upstream::default()
     };
     // Inline, the hostname's answer waits for the deferred pass.
-    let p = packet("svc12.testns.example.com.", A);
-    let q = Query::parse(&p).unwrap();
+    let p = query("svc12.testns.example.com.", A);
     let mut reply = Vec::new();
-    let mut req = Request::new(
-        q,
-        client(),
-        client(),
-        Proto::Udp,
-        ".",
-        "dns://:53",
-        &mut reply,
-        false,
-    );
+    let mut req = ringdns_testkit::udp_request(&p, client(), &mut reply, false);
     let next = ringdns_testkit::Next(TO_NEXT);
     assert!(c.plugin.serve_now(&mut req, &next).is_none());
     {
@@ -1036,6 +858,31 @@ fn setup_parses_as_coredns() {
         assert!(err.contains(want), "{text}: {err} (want {want})");
         assert!(err.starts_with("Corefile:"), "{err}");
     }
+    // An apex that leaves the SOA's `hostmaster.APEX.ZONE` over 255 bytes is refused, even
+    // when `APEX.ZONE` itself fits (the SOA's names are written compressed, so nothing
+    // would catch it later).
+    let apex = |last: usize| format!("{0}.{0}.{0}.{1}", "a".repeat(63), "b".repeat(last));
+    // 238 bytes of apex and 13 of zone: APEX.ZONE has 251, hostmaster.APEX.ZONE 262.
+    let err = parse(
+        &format!(
+            ". {{\nk8s_external {{\n apex {}\n}}\nkubernetes\n}}\n",
+            apex(45)
+        ),
+        &both,
+    )
+    .err();
+    let err = err.expect("a hostmaster name over 255 bytes");
+    assert!(err.contains("makes a name too long"), "{err}");
+    // 231 bytes: hostmaster.APEX.ZONE has 255, the most a name may have.
+    let c = parse(
+        &format!(
+            ". {{\nk8s_external {{\n apex {}\n}}\nkubernetes\n}}\n",
+            apex(38)
+        ),
+        &both,
+    )
+    .unwrap();
+    assert_eq!(b"\x0ahostmaster".len() + c.apex_zones[0].len(), 255);
     // Without kubernetes in the block: at the directive's line.
     let err = parse(
         ". {\n\nk8s_external example.org {\n headless\n}\n}\n",

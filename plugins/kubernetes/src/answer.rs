@@ -11,7 +11,7 @@ use crate::parse::{Invalid, Parsed, Space, parse};
 use crate::setup::{Options, PodMode};
 use ringdns_plugin::reverse::reverse_addr;
 use ringdns_plugin::wire::class::IN;
-use ringdns_plugin::wire::rtype::{A, AAAA, CNAME, NS, PTR, SOA, SRV, TXT};
+use ringdns_plugin::wire::rtype::{CNAME, NS, PTR, SOA, SRV, TXT, of_addr};
 use ringdns_plugin::wire::{MessageWriter, Name, Owner, Section};
 use std::net::IpAddr;
 
@@ -269,7 +269,7 @@ fn pod_ip(label: &[u8]) -> Option<IpAddr> {
 }
 
 /// Whether a name is under in-addr.arpa or ip6.arpa (CoreDNS's `dnsutil.IsReverse`).
-fn is_reverse_name(name: &Name<'_>) -> bool {
+pub fn is_reverse_name(name: &Name<'_>) -> bool {
     name.is_subdomain_of(b"\x07in-addr\x04arpa\x00") || name.is_subdomain_of(b"\x03ip6\x04arpa\x00")
 }
 
@@ -309,27 +309,6 @@ impl Joined {
 
     fn wire(&self) -> &[u8] {
         &self.buf[..self.len]
-    }
-}
-
-/// Writes an address record.
-fn push_addr(
-    w: &mut MessageWriter<'_>,
-    section: Section,
-    owner: Owner<'_>,
-    ip: IpAddr,
-    ttl: u32,
-) -> bool {
-    match ip {
-        IpAddr::V4(v4) => w.push(section, owner, A, IN, ttl, &v4.octets()).is_ok(),
-        IpAddr::V6(v6) => w.push(section, owner, AAAA, IN, ttl, &v6.octets()).is_ok(),
-    }
-}
-
-fn family(qtype: u16, ip: &IpAddr) -> bool {
-    match ip {
-        IpAddr::V4(_) => qtype == A,
-        IpAddr::V6(_) => qtype == AAAA,
     }
 }
 
@@ -465,8 +444,8 @@ impl<'a, 'q, 'h> Ctx<'a, 'q, 'h> {
     ) -> Verdict {
         let ttl = self.o.ttl;
         let any = match end {
-            Found::Pod(ip) => family(qtype, &ip),
-            _ => self.hits.iter().any(|h| family(qtype, &h.ip)),
+            Found::Pod(ip) => of_addr(&ip) == qtype,
+            _ => self.hits.iter().any(|h| of_addr(&h.ip) == qtype),
         };
         if !any {
             return Verdict::Written { answers: 0 };
@@ -474,11 +453,11 @@ impl<'a, 'q, 'h> Ctx<'a, 'q, 'h> {
         let mut n = chain.write(w, ttl);
         let owner = chain.last_owner();
         if let Found::Pod(ip) = end {
-            n += u16::from(push_addr(w, Section::Answer, owner, ip, ttl));
+            n += u16::from(w.push_addr(Section::Answer, owner, ttl, ip).is_ok());
         } else {
             for (i, h) in self.hits.iter().enumerate() {
-                if family(qtype, &h.ip) && !self.hits[..i].iter().any(|p| p.ip == h.ip) {
-                    n += u16::from(push_addr(w, Section::Answer, owner, h.ip, ttl));
+                if of_addr(&h.ip) == qtype && !self.hits[..i].iter().any(|p| p.ip == h.ip) {
+                    n += u16::from(w.push_addr(Section::Answer, owner, ttl, h.ip).is_ok());
                 }
             }
         }
@@ -645,13 +624,8 @@ impl<'a, 'q, 'h> Ctx<'a, 'q, 'h> {
                         continue;
                     }
                     if let Some(target) = target_of(svc, h, zone) {
-                        push_addr(
-                            w,
-                            Section::Additional,
-                            Owner::Wire(target.wire()),
-                            h.ip,
-                            ttl,
-                        );
+                        let _ =
+                            w.push_addr(Section::Additional, Owner::Wire(target.wire()), ttl, h.ip);
                     }
                 }
                 Verdict::Written { answers }
@@ -665,7 +639,7 @@ impl<'a, 'q, 'h> Ctx<'a, 'q, 'h> {
                         out.extend_from_slice(qname.as_wire());
                     })
                     .is_ok();
-                push_addr(w, Section::Additional, Owner::Question, ip, ttl);
+                let _ = w.push_addr(Section::Additional, Owner::Question, ttl, ip);
                 Verdict::Written {
                     answers: u16::from(ok),
                 }
@@ -694,7 +668,7 @@ impl<'a, 'q, 'h> Ctx<'a, 'q, 'h> {
         }
         for a in ns {
             if let Some(t) = join_prefix(&a.prefix, zone) {
-                push_addr(w, Section::Additional, Owner::Wire(t.wire()), a.ip, ttl);
+                let _ = w.push_addr(Section::Additional, Owner::Wire(t.wire()), ttl, a.ip);
             }
         }
         Verdict::Written { answers }

@@ -331,46 +331,37 @@ impl ClusterData {
 /// endpoints, as glue); when no endpoint holds one, `ns.dns.ZONE` with the addresses
 /// themselves.
 fn ns_addrs(store: &Store, local: &[IpAddr], pod_names: bool) -> Vec<NsAddr> {
-    let mut out = Vec::new();
-    let mut found = false;
-    for ip in local {
-        for slice in store.slices.values() {
-            if !slice.addresses.iter().any(|a| a.ip == *ip) {
-                continue;
-            }
-            found = true;
-            let key = (slice.namespace.clone(), slice.service.clone());
-            let Some(svc) = store.services.get(&key) else {
-                continue;
-            };
-            match &svc.kind {
-                ServiceKind::Headless => {
-                    for a in &slice.addresses {
-                        let label = a.label(pod_names);
-                        out.push(NsAddr {
-                            prefix: prefix(&[&label, &svc.name, &svc.namespace, "svc"]),
-                            ip: a.ip,
-                        });
-                    }
-                }
-                ServiceKind::ClusterIp(ips) => {
-                    for cip in ips {
-                        out.push(NsAddr {
-                            prefix: prefix(&[&svc.name, &svc.namespace, "svc"]),
-                            ip: *cip,
-                        });
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-    if !found {
-        for ip in local {
-            out.push(NsAddr {
-                prefix: prefix(&["ns", "dns"]),
+    let Some(own) = store.own_slices(local) else {
+        let prefix = prefix(&["ns", "dns"]);
+        return local
+            .iter()
+            .map(|ip| NsAddr {
+                prefix: prefix.clone(),
                 ip: *ip,
-            });
+            })
+            .collect();
+    };
+    let mut out = Vec::new();
+    for (slice, svc) in own {
+        match &svc.kind {
+            ServiceKind::Headless => {
+                for a in &slice.addresses {
+                    let label = a.label(pod_names);
+                    out.push(NsAddr {
+                        prefix: prefix(&[&label, &svc.name, &svc.namespace, "svc"]),
+                        ip: a.ip,
+                    });
+                }
+            }
+            ServiceKind::ClusterIp(ips) => {
+                for cip in ips {
+                    out.push(NsAddr {
+                        prefix: prefix(&[&svc.name, &svc.namespace, "svc"]),
+                        ip: *cip,
+                    });
+                }
+            }
+            _ => {}
         }
     }
     out

@@ -12,6 +12,7 @@
 //! a pod) leaves it.
 
 use crate::Inner;
+use crate::answer::is_reverse_name;
 use crate::data::{ClusterData, Kind};
 use crate::objects::{Port, Service};
 use crate::setup::Options;
@@ -133,27 +134,16 @@ impl ExternalData {
 /// addresses instead); the server's own addresses when no endpoint holds one. A hostname
 /// ingress has no address and is left out.
 fn ns_addrs(store: &Store, local: &[IpAddr], headless: bool) -> Vec<IpAddr> {
+    let Some(own) = store.own_slices(local) else {
+        return local.to_vec();
+    };
     let mut out = Vec::new();
-    let mut found = false;
-    for ip in local {
-        for slice in store.slices.values() {
-            if !slice.addresses.iter().any(|a| a.ip == *ip) {
-                continue;
-            }
-            found = true;
-            let key = (slice.namespace.clone(), slice.service.clone());
-            let Some(svc) = store.services.get(&key) else {
-                continue;
-            };
-            if headless && svc.headless() {
-                out.extend(slice.addresses.iter().map(|a| a.ip));
-            } else {
-                out.extend(svc.external.iter().filter_map(|e| e.parse::<IpAddr>().ok()));
-            }
+    for (slice, svc) in own {
+        if headless && svc.headless() {
+            out.extend(slice.addresses.iter().map(|a| a.ip));
+        } else {
+            out.extend(svc.external.iter().filter_map(|e| e.parse::<IpAddr>().ok()));
         }
-    }
-    if !found {
-        out.extend_from_slice(local);
     }
     out
 }
@@ -203,13 +193,13 @@ impl Views {
             }
         }
         for s in store.slices.values() {
-            let key = (s.namespace.clone(), s.service.clone());
-            let Some(svc) = store.services.get(&key) else {
+            let Some(svc) = store.service_of(s) else {
                 continue;
             };
             if !svc.external.is_empty() || !configured(&s.namespace) {
                 continue;
             }
+            let key = (s.namespace.clone(), s.service.clone());
             let addrs = s
                 .addresses
                 .iter()
@@ -242,11 +232,6 @@ impl Views {
             },
         ]
     }
-}
-
-/// Whether a name is under in-addr.arpa or ip6.arpa (CoreDNS's `dnsutil.IsReverse`).
-fn is_reverse_name(name: &Name<'_>) -> bool {
-    name.is_subdomain_of(b"\x07in-addr\x04arpa\x00") || name.is_subdomain_of(b"\x03ip6\x04arpa\x00")
 }
 
 /// The reverse name of `ip` (`4.3.2.1.in-addr.arpa.`, nibbles under `ip6.arpa.`), wire, in
@@ -444,26 +429,9 @@ impl Externaler for Inner {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::setup;
     use crate::store::{Change, Kind as StoreKind};
-    use ringdns_plugin::BlockSetup;
-    use ringdns_plugin::corefile::Dispenser;
+    use crate::tests::options;
     use ringdns_plugin::wire::rtype::{A, SRV};
-
-    fn options(directive: &str) -> Options {
-        let text = format!("cluster.local {{\n{directive}\n}}\n");
-        let cf =
-            ringdns_plugin::corefile::parse("Corefile", &text, &|n| n == "kubernetes").unwrap();
-        let block = BlockSetup {
-            zones: vec!["cluster.local.".into()],
-            ..BlockSetup::default()
-        };
-        setup::parse(
-            &mut Dispenser::new(&cf.blocks[0].directives[0].tokens),
-            &block,
-        )
-        .unwrap()
-    }
 
     /// A service as the API sends it: `cluster` is its clusterIP (`None`: headless),
     /// `external` its spec.externalIPs, `ingress` its load balancer's (IP or hostname).

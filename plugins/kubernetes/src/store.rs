@@ -7,6 +7,7 @@ use crate::objects::{
     EndpointSliceJson, Named, NamespaceJson, Pod, PodJson, Service, ServiceJson, Slice,
 };
 use std::collections::{BTreeMap, BTreeSet};
+use std::net::IpAddr;
 
 /// The kinds watched, as the events are tagged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -224,8 +225,7 @@ impl Store {
     /// trigger time whose service is known, labelled by the kind of the service.
     fn note_programmed(&mut self, s: &Slice) {
         let Some(t) = &s.trigger else { return };
-        let key = (s.namespace.clone(), s.service.clone());
-        let Some(svc) = self.services.get(&key) else {
+        let Some(svc) = self.service_of(s) else {
             return;
         };
         let kind = if svc.headless() {
@@ -234,6 +234,30 @@ impl Store {
             "cluster_ip"
         };
         self.programmed.push((t.clone(), kind));
+    }
+
+    /// The service `slice` belongs to, when the store has it.
+    pub fn service_of(&self, slice: &Slice) -> Option<&Service> {
+        self.services
+            .get(&(slice.namespace.clone(), slice.service.clone()))
+    }
+
+    /// The server's own endpoints (CoreDNS's `nsAddrs` looking up each of `local` with
+    /// `EpIndexReverse`): for each address in turn, the slices that hold it, with their
+    /// services (a slice whose service is unknown is left out). `None` when no slice holds
+    /// any: no endpoint is the server, whose own addresses then name it.
+    pub fn own_slices(&self, local: &[IpAddr]) -> Option<Vec<(&Slice, &Service)>> {
+        let mut found = false;
+        let mut out = Vec::new();
+        for ip in local {
+            for slice in self.slices.values() {
+                if slice.addresses.iter().any(|a| a.ip == *ip) {
+                    found = true;
+                    out.extend(self.service_of(slice).map(|svc| (slice, svc)));
+                }
+            }
+        }
+        found.then_some(out)
     }
 
     /// Whether every kind in `kinds` has had its first list.

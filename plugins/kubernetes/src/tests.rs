@@ -10,8 +10,8 @@ use crate::setup::Options;
 use crate::store::{Change, Kind, Store};
 use ringdns_plugin::wire::rcode::NOERROR;
 use ringdns_plugin::wire::rtype::HINFO;
-use ringdns_plugin::wire::{Header, QueryBuilder, expand_name, expand_rdata, records};
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use ringdns_testkit::reply::{Case, Reply, neg, ok, query};
+use std::net::{IpAddr, SocketAddr};
 
 /// The objects of CoreDNS's test API connection, as the API server would send them.
 const FIXTURE: &str = include_str!("../testdata/fixture.json");
@@ -38,7 +38,8 @@ pub(crate) fn store() -> Store {
     s
 }
 
-fn options(directive: &str) -> Options {
+/// The options a `kubernetes` directive (its whole text) in block `cluster.local` sets.
+pub(crate) fn options(directive: &str) -> Options {
     let text = format!("cluster.local {{\n{directive}\n}}\n");
     let cf = ringdns_plugin::corefile::parse("Corefile", &text, &|n| n == "kubernetes").unwrap();
     let block = BlockSetup {
@@ -62,209 +63,44 @@ fn instance(directive: &str) -> Kubernetes {
     instance_with(directive, &[], true)
 }
 
-/// What a query got: rcode, AA, TC, and each section as sorted presentation lines.
-#[derive(Debug, PartialEq)]
-struct Got {
-    rcode: u8,
-    aa: bool,
-    tc: bool,
-    answer: Vec<String>,
-    ns: Vec<String>,
-    extra: Vec<String>,
-}
-
-fn name_at(msg: &[u8], at: usize) -> String {
-    let mut out = Vec::new();
-    expand_name(msg, at, msg.len(), &mut out).unwrap();
-    Name::from_wire(&out).unwrap().to_string()
-}
-
-/// The length of the (uncompressed) name at the start of `b`.
-fn name_len(b: &[u8]) -> usize {
-    let mut i = 0;
-    while b[i] != 0 {
-        i += 1 + b[i] as usize;
-    }
-    i + 1
-}
-
-fn rdata_text(rtype: u16, rd: &[u8]) -> String {
-    let name = |at: usize| {
-        let n = name_len(&rd[at..]);
-        Name::from_wire(&rd[at..at + n]).unwrap().to_string()
-    };
-    let u16_at = |at: usize| u16::from_be_bytes([rd[at], rd[at + 1]]);
-    let u32_at = |at: usize| u32::from_be_bytes(rd[at..at + 4].try_into().unwrap());
-    match rtype {
-        A => Ipv4Addr::from(<[u8; 4]>::try_from(rd).unwrap()).to_string(),
-        AAAA => Ipv6Addr::from(<[u8; 16]>::try_from(rd).unwrap()).to_string(),
-        CNAME | PTR | NS => name(0),
-        SRV => format!("{} {} {} {}", u16_at(0), u16_at(2), u16_at(4), name(6)),
-        TXT => String::from_utf8_lossy(&rd[1..]).into_owned(),
-        SOA => {
-            let ml = name_len(rd);
-            let rl = name_len(&rd[ml..]);
-            let (m, r) = (name(0), name(ml));
-            let at = ml + rl;
-            // The serial is shown as S: it is the time of the last change.
-            format!(
-                "{m} {r} S {} {} {} {}",
-                u32_at(at + 4),
-                u32_at(at + 8),
-                u32_at(at + 12),
-                u32_at(at + 16)
-            )
-        }
-        _ => format!("{rd:?}"),
-    }
-}
-
-fn type_text(t: u16) -> &'static str {
-    match t {
-        A => "A",
-        AAAA => "AAAA",
-        CNAME => "CNAME",
-        PTR => "PTR",
-        NS => "NS",
-        SRV => "SRV",
-        TXT => "TXT",
-        SOA => "SOA",
-        _ => "?",
-    }
-}
-
-fn got(reply: &[u8]) -> Got {
-    let h = Header::new(reply);
-    let mut g = Got {
-        rcode: h.rcode(),
-        aa: h.flags() & 0x0400 != 0,
-        tc: h.flags() & 0x0200 != 0,
-        answer: vec![],
-        ns: vec![],
-        extra: vec![],
-    };
-    for r in records(reply).unwrap() {
-        let r = r.unwrap();
-        if r.rtype == ringdns_plugin::wire::rtype::OPT {
-            continue;
-        }
-        let mut rd = Vec::new();
-        expand_rdata(reply, &r, &mut rd).unwrap();
-        let line = format!(
-            "{} {} {} {}",
-            name_at(reply, r.owner.start),
-            r.ttl(reply),
-            type_text(r.rtype),
-            rdata_text(r.rtype, &rd)
-        );
-        match r.section {
-            Section::Answer => g.answer.push(line),
-            Section::Authority => g.ns.push(line),
-            _ => g.extra.push(line),
-        }
-    }
-    g.answer.sort();
-    g.ns.sort();
-    g.extra.sort();
-    g
-}
-
-fn packet(name: &str, qtype: u16) -> Vec<u8> {
-    let w = ringdns_testkit::wire_name(name);
-    QueryBuilder::new(Name::from_wire(&w).unwrap(), qtype)
-        .id(0x4242)
-        .rd(true)
-        .edns(4096, false)
-        .build()
-}
-
 /// What the next plugin answers (CoreDNS's tests' NextHandler).
 const TO_NEXT: u8 = 99;
 
 /// Serves on the inline pass; `None` when it went to the next plugin.
-fn ask_from(k: &Kubernetes, name: &str, qtype: u16, client: SocketAddr) -> Option<Got> {
+fn ask_from(k: &Kubernetes, name: &str, qtype: u16, client: SocketAddr) -> Option<Reply> {
     let (status, reply) =
-        ringdns_testkit::serve_once(k, &packet(name, qtype), client, TO_NEXT, true);
+        ringdns_testkit::serve_once(k, &query(name, qtype), client, TO_NEXT, true);
     if status.rcode == TO_NEXT {
         return None;
     }
     if reply.is_empty() {
         // An rcode for the server to write (REFUSED for a transfer).
-        return Some(Got {
-            rcode: status.rcode,
-            aa: false,
-            tc: false,
-            answer: vec![],
-            ns: vec![],
-            extra: vec![],
-        });
+        return Some(Reply::rcode_only(status.rcode));
     }
-    Some(got(&reply))
+    Some(Reply::read(&reply))
 }
 
-fn ask(k: &Kubernetes, name: &str, qtype: u16) -> Got {
+fn ask(k: &Kubernetes, name: &str, qtype: u16) -> Reply {
     ask_from(k, name, qtype, "10.240.0.1:40000".parse().unwrap()).expect("not passed on")
 }
 
 const SOA_LINE: &str =
     "cluster.local. 5 SOA ns.dns.cluster.local. hostmaster.cluster.local. S 7200 1800 86400 5";
 
-/// One expected answer: rcode, answer lines, authority lines, additional lines.
-struct Case {
-    qname: &'static str,
-    qtype: u16,
-    rcode: u8,
-    answer: &'static [&'static str],
-    ns: &'static [&'static str],
-    extra: &'static [&'static str],
-}
-
+/// NXDOMAIN with the zone's SOA.
 const fn nx(qname: &'static str, qtype: u16) -> Case {
-    Case {
-        qname,
-        qtype,
-        rcode: NXDOMAIN,
-        answer: &[],
-        ns: &[SOA_LINE],
-        extra: &[],
-    }
+    neg(qname, qtype, NXDOMAIN, &[SOA_LINE])
 }
 
+/// NODATA with the zone's SOA.
 const fn nodata(qname: &'static str, qtype: u16) -> Case {
-    Case {
-        qname,
-        qtype,
-        rcode: NOERROR,
-        answer: &[],
-        ns: &[SOA_LINE],
-        extra: &[],
-    }
+    neg(qname, qtype, NOERROR, &[SOA_LINE])
 }
 
-const fn ok(qname: &'static str, qtype: u16, answer: &'static [&'static str]) -> Case {
-    Case {
-        qname,
-        qtype,
-        rcode: NOERROR,
-        answer,
-        ns: &[],
-        extra: &[],
-    }
-}
-
+/// Asks each case's question and checks its reply.
 fn check(k: &Kubernetes, cases: &[Case]) {
     for c in cases {
-        let g = ask(k, c.qname, c.qtype);
-        let want = |l: &[&str]| {
-            let mut v: Vec<String> = l.iter().map(|s| s.to_string()).collect();
-            v.sort();
-            v
-        };
-        assert_eq!(g.rcode, c.rcode, "{} {}: {g:?}", c.qname, c.qtype);
-        assert!(g.aa, "{} {}: AA", c.qname, c.qtype);
-        assert_eq!(g.answer, want(c.answer), "{} {} answer", c.qname, c.qtype);
-        assert_eq!(g.ns, want(c.ns), "{} {} authority", c.qname, c.qtype);
-        assert_eq!(g.extra, want(c.extra), "{} {} additional", c.qname, c.qtype);
+        c.check(&ask(k, c.qname, c.qtype));
     }
 }
 
