@@ -83,19 +83,6 @@ enum Got {
     Dropped,
 }
 
-/// The OPT record's options in a raw reply.
-fn opt_options(reply: &[u8]) -> Option<Vec<(u16, Vec<u8>)>> {
-    let r = ringdns::wire::records(reply)
-        .unwrap()
-        .map(Result::unwrap)
-        .find(|r| r.rtype == 41)?;
-    Some(
-        ringdns::wire::EdnsOptions::new(&reply[r.rdata])
-            .map(|(c, d)| (c, d.to_vec()))
-            .collect(),
-    )
-}
-
 fn judge(reply: Option<Vec<u8>>, packet: &[u8]) -> Got {
     let Some(reply) = reply else {
         return Got::Dropped;
@@ -112,7 +99,7 @@ fn judge(reply: Option<Vec<u8>>, packet: &[u8]) -> Got {
         return Got::Allowed(who);
     }
     assert!(m.answers.is_empty() && m.authorities.is_empty(), "{m:?}");
-    let ede = opt_options(&reply).expect("an OPT record");
+    let ede = common::opt_options(&reply).expect("an OPT record");
     match m.metadata.response_code {
         ResponseCode::Refused => {
             assert_eq!(ede, [(15, vec![0, 15])], "EDE 15, Blocked");

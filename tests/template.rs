@@ -127,19 +127,6 @@ fn a_ptr_and_mx_from_the_name() {
     assert_eq!(m.metadata.response_code, ResponseCode::ServFail);
 }
 
-/// The OPT record's options in a raw reply.
-fn opt_options(reply: &[u8]) -> Option<Vec<(u16, Vec<u8>)>> {
-    let r = ringdns::wire::records(reply)
-        .unwrap()
-        .map(Result::unwrap)
-        .find(|r| r.rtype == 41)?;
-    Some(
-        ringdns::wire::EdnsOptions::new(&reply[r.rdata])
-            .map(|(c, d)| (c, d.to_vec()))
-            .collect(),
-    )
-}
-
 #[test]
 fn nxdomain_with_soa_and_an_extended_error() {
     let s = start(
@@ -166,7 +153,7 @@ fn nxdomain_with_soa_and_an_extended_error() {
         );
         // CoreDNS adds the OPT for the error whether or not the client sent one.
         assert_eq!(
-            opt_options(&reply),
+            common::opt_options(&reply),
             Some(vec![(15, ede.clone())]),
             "EDNS {edns}"
         );

@@ -57,6 +57,19 @@ pub fn free_port() -> Port {
     panic!("no free port");
 }
 
+/// The options (code, data) of the OPT record of a raw reply; `None` without one.
+pub fn opt_options(reply: &[u8]) -> Option<Vec<(u16, Vec<u8>)>> {
+    let r = ringdns::wire::records(reply)
+        .unwrap()
+        .map(Result::unwrap)
+        .find(|r| r.rtype == 41)?;
+    Some(
+        ringdns::wire::EdnsOptions::new(&reply[r.rdata])
+            .map(|(c, d)| (c, d.to_vec()))
+            .collect(),
+    )
+}
+
 /// Claims `port` itself, for a Corefile whose fixed ports a test keeps (kubeadm's health
 /// :8080, ready :8181, prometheus :9153), so that no other test of the run is handed it
 /// meanwhile; waits up to 30 s while another test holds it.
