@@ -580,6 +580,35 @@ fn cache_hits_allocate_nothing(corefile: &str) {
     );
 }
 
+/// The plugins that answer or hand on before the rest (`Screens`) in front of a cache:
+/// their own answers and the queries they let through to cache hits allocate nothing.
+#[test]
+fn screened_answers_and_the_queries_let_through_allocate_nothing() {
+    let core = core_for(".:53 {\n any\n cache\n erratic {\n  drop 0\n }\n}\n");
+    let queries = [
+        // any's HINFO.
+        common::query(0x1001, "Www.Example.org.", 255),
+        common::query_full(0x1002, "www.example.org.", 255, 1, EDNS),
+        // Let through: cache hits of erratic's answers.
+        common::query(0x1003, "www.example.org.", 1),
+        common::query_full(0x1004, "www.example.org.", 28, 1, EDNS),
+    ];
+    // (rcode, answers, additionals)
+    let expected = [(0, 1, 0), (0, 1, 1), (0, 1, 0), (0, 1, 1)];
+    let counts = check_counts(&expected);
+    let total = allocations_serving(&core, &queries, |i, reply| {
+        counts(i, reply);
+        let first = ringdns::wire::records(reply)
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap();
+        let want = [13, 13, 1, 28][i];
+        assert_eq!(first.rtype, want, "query {i}: the answer's type");
+    });
+    assert_eq!(total, 0, "screened queries allocated {total} times");
+}
+
 /// A cache hit is answered without the chain's future (`serve_now`); it must be the very
 /// reply the future gives, and a miss must leave `serve_now` with nothing written, so that
 /// the future can serve it.
