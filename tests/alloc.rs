@@ -584,7 +584,8 @@ fn cache_hits_allocate_nothing(corefile: &str) {
 /// their own answers and the queries they let through to cache hits allocate nothing.
 #[test]
 fn screened_answers_and_the_queries_let_through_allocate_nothing() {
-    let core = core_for(".:53 {\n any\n cache\n erratic {\n  drop 0\n }\n}\n");
+    let core =
+        core_for(".:53 {\n any\n chaos v1 alice bob carol\n cache\n erratic {\n  drop 0\n }\n}\n");
     let queries = [
         // any's HINFO.
         common::query(0x1001, "Www.Example.org.", 255),
@@ -592,9 +593,19 @@ fn screened_answers_and_the_queries_let_through_allocate_nothing() {
         // Let through: cache hits of erratic's answers.
         common::query(0x1003, "www.example.org.", 1),
         common::query_full(0x1004, "www.example.org.", 28, 1, EDNS),
+        // chaos's TXT: the version, the authors shuffled.
+        common::query_full(0x1005, "Version.Bind.", 16, 3, None),
+        common::query_full(0x1006, "authors.bind.", 16, 3, EDNS),
     ];
     // (rcode, answers, additionals)
-    let expected = [(0, 1, 0), (0, 1, 1), (0, 1, 0), (0, 1, 1)];
+    let expected = [
+        (0, 1, 0),
+        (0, 1, 1),
+        (0, 1, 0),
+        (0, 1, 1),
+        (0, 1, 0),
+        (0, 3, 1),
+    ];
     let counts = check_counts(&expected);
     let total = allocations_serving(&core, &queries, |i, reply| {
         counts(i, reply);
@@ -603,7 +614,7 @@ fn screened_answers_and_the_queries_let_through_allocate_nothing() {
             .next()
             .unwrap()
             .unwrap();
-        let want = [13, 13, 1, 28][i];
+        let want = [13, 13, 1, 28, 16, 16][i];
         assert_eq!(first.rtype, want, "query {i}: the answer's type");
     });
     assert_eq!(total, 0, "screened queries allocated {total} times");

@@ -19,6 +19,7 @@ mod chain;
 pub mod duration;
 mod fallthrough;
 pub mod files;
+pub mod hostname;
 pub mod http;
 pub mod interfaces;
 pub mod logging;
