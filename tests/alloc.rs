@@ -620,6 +620,44 @@ fn screened_answers_and_the_queries_let_through_allocate_nothing() {
     assert_eq!(total, 0, "screened queries allocated {total} times");
 }
 
+/// `name qtype` with EDNS (1232, DO clear) and an empty NSID option, as `dig +nsid` asks.
+fn asking_nsid(id: u16, name: &str, qtype: u16) -> Vec<u8> {
+    let mut q = common::query_full(id, name, qtype, 1, Some((1232, false)));
+    // The OPT is the query's last record: its RDLENGTH is the packet's last two bytes.
+    let n = q.len();
+    q[n - 2..].copy_from_slice(&4u16.to_be_bytes());
+    q.extend_from_slice(&[0, 3, 0, 0]);
+    q
+}
+
+/// nsid in front of cache hits: the identifier set in the hit's OPT (a query that asks for
+/// it) and the hits of queries that do not ask allocate nothing.
+#[test]
+fn nsid_on_a_cache_hit_allocates_nothing() {
+    let core = core_for(".:53 {\n nsid ringdns-a\n cache\n erratic {\n  drop 0\n }\n}\n");
+    let queries = [
+        asking_nsid(0x1001, "hit.example.org.", 1),
+        asking_nsid(0x1002, "Hit.Example.ORG.", 28),
+        common::query_full(0x1003, "hit.example.org.", 1, 1, EDNS),
+        common::query(0x1004, "hit.example.org.", 1),
+    ];
+    // (rcode, answers, additionals): the OPT counts.
+    let expected = [(0, 1, 1), (0, 1, 1), (0, 1, 1), (0, 1, 0)];
+    let counts = check_counts(&expected);
+    let total = allocations_serving(&core, &queries, |i, reply| {
+        counts(i, reply);
+        let opt = ringdns::wire::records(reply)
+            .unwrap()
+            .map(Result::unwrap)
+            .find(|r| r.rtype == 41);
+        let nsid = opt
+            .and_then(|o| ringdns::wire::EdnsOptions::new(&reply[o.rdata]).find(|(c, _)| *c == 3));
+        let want: Option<(u16, &[u8])> = (i < 2).then_some((3, &b"ringdns-a"[..]));
+        assert_eq!(nsid, want, "query {i}");
+    });
+    assert_eq!(total, 0, "nsid on cache hits allocated {total} times");
+}
+
 /// A cache hit is answered without the chain's future (`serve_now`); it must be the very
 /// reply the future gives, and a miss must leave `serve_now` with nothing written, so that
 /// the future can serve it.
