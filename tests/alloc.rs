@@ -920,6 +920,57 @@ fn zone_answers_allocate_nothing(plugin: &str, corefile: impl Fn(&std::path::Pat
     assert_eq!(total, 0, "{plugin} answers allocated {total} times");
 }
 
+/// minimal in front of file (every positive answer stripped as it is served), and behind
+/// the cache (hits of the stripped replies): neither allocates.
+#[test]
+fn minimal_stripping_and_its_cache_hits_allocate_nothing() {
+    let dir = std::env::temp_dir().join(format!("ringdns-alloc-minimal-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("db.example.org"), ZONE).unwrap();
+    let file = format!(
+        " file {} {{\n  reload 0\n }}\n",
+        dir.join("db.example.org").display()
+    );
+    let queries = [
+        common::query(0x1001, "www.example.org.", 1),
+        common::query_full(0x1002, "WWW.Example.ORG.", 1, 1, EDNS),
+        common::query(0x1003, "example.org.", 15),
+        common::query(0x1004, "alias.example.org.", 1),
+        common::query(0x1005, "host.sub.example.org.", 1),
+        common::query(0x1006, "nope.example.org.", 1),
+    ];
+    // (rcode, answers, authority, additional): MX's glue gone, the OPT kept; the referral
+    // and the NXDOMAIN keep theirs.
+    let expected = [
+        (0, 1, 0, 0),
+        (0, 1, 0, 1),
+        (0, 1, 0, 0),
+        (0, 2, 0, 0),
+        (0, 0, 1, 1),
+        (3, 0, 1, 0),
+    ];
+    let check = |i: usize, reply: &[u8]| {
+        let h = ringdns::wire::Header::of(reply).unwrap();
+        let got = (h.rcode(), h.ancount(), h.nscount(), h.arcount());
+        assert_eq!(got, expected[i], "query {i}");
+    };
+    for (what, block) in [
+        (
+            "minimal",
+            format!("example.org:53 {{\n minimal\n{file}}}\n"),
+        ),
+        (
+            "cache and minimal",
+            format!("example.org:53 {{\n cache\n minimal\n{file}}}\n"),
+        ),
+    ] {
+        let core = core_for(&block);
+        let total = allocations_serving(&core, &queries, check);
+        assert_eq!(total, 0, "{what}: {total} allocations");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A hosts file: names, an IPv6 address, a wildcard.
 const HOSTS: &str = "10.0.0.1 www.example.org www\n2001:db8::1 www.example.org\n\
                      10.0.0.3 *.apps.example.org\n";
