@@ -584,8 +584,9 @@ fn cache_hits_allocate_nothing(corefile: &str) {
 /// their own answers and the queries they let through to cache hits allocate nothing.
 #[test]
 fn screened_answers_and_the_queries_let_through_allocate_nothing() {
-    let core =
-        core_for(".:53 {\n any\n chaos v1 alice bob carol\n cache\n erratic {\n  drop 0\n }\n}\n");
+    let core = core_for(
+        ".:53 {\n local\n any\n chaos v1 alice bob carol\n cache\n erratic {\n  drop 0\n }\n}\n",
+    );
     let queries = [
         // any's HINFO.
         common::query(0x1001, "Www.Example.org.", 255),
@@ -596,6 +597,11 @@ fn screened_answers_and_the_queries_let_through_allocate_nothing() {
         // chaos's TXT: the version, the authors shuffled.
         common::query_full(0x1005, "Version.Bind.", 16, 3, None),
         common::query_full(0x1006, "authors.bind.", 16, 3, EDNS),
+        // local's: the loopback, a PTR, NODATA and NXDOMAIN with the zone's SOA.
+        common::query(0x1007, "App.Localhost.", 1),
+        common::query(0x1008, "1.0.0.127.in-addr.arpa.", 12),
+        common::query(0x1009, "app.localhost.", 15),
+        common::query_full(0x100a, "9.0.0.127.in-addr.arpa.", 12, 1, EDNS),
     ];
     // (rcode, answers, additionals)
     let expected = [
@@ -605,6 +611,10 @@ fn screened_answers_and_the_queries_let_through_allocate_nothing() {
         (0, 1, 1),
         (0, 1, 0),
         (0, 3, 1),
+        (0, 1, 0),
+        (0, 1, 0),
+        (0, 0, 0),
+        (3, 0, 1),
     ];
     let counts = check_counts(&expected);
     let total = allocations_serving(&core, &queries, |i, reply| {
@@ -614,7 +624,7 @@ fn screened_answers_and_the_queries_let_through_allocate_nothing() {
             .next()
             .unwrap()
             .unwrap();
-        let want = [13, 13, 1, 28, 16, 16][i];
+        let want = [13, 13, 1, 28, 16, 16, 1, 12, 6, 6][i];
         assert_eq!(first.rtype, want, "query {i}: the answer's type");
     });
     assert_eq!(total, 0, "screened queries allocated {total} times");
