@@ -17,6 +17,7 @@
 pub mod autopath;
 mod chain;
 pub mod duration;
+pub mod edit;
 mod fallthrough;
 pub mod files;
 pub mod hostname;
@@ -52,7 +53,7 @@ pub use http::{HttpEndpoint, HttpHandler, HttpRequest, HttpResponse};
 pub use lookup::{Lookup, LookupFuture};
 pub use place::{ConfigOnly, Place, Serves, same_name};
 pub use readiness::Readiness;
-pub use request::{Proto, Request};
+pub use request::{Carried, Proto, Request};
 pub use screen::{Screen, ScreenLink, Screens};
 pub use serve_future::ServeFuture;
 pub use setup::{
