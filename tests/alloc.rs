@@ -981,6 +981,30 @@ fn minimal_stripping_and_its_cache_hits_allocate_nothing() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// header in front of whoami: a query its `query` rules leave as it came, and one they
+/// edit (served a copy in the core's scratch buffer), both with the `response` rules set in
+/// the reply, allocate nothing.
+#[test]
+fn header_rules_allocate_nothing() {
+    let core = core_for(".:53 {\n header {\n  query set rd\n  response set ra\n }\n whoami\n}\n");
+    let as_it_came = common::query(0x1001, "www.example.org.", 1);
+    let mut edited = common::query_full(0x1002, "www.example.org.", 28, 1, EDNS);
+    edited[2] &= !0x01;
+    let queries = [as_it_came, edited];
+    let expected = [(0, 0, 2), (0, 0, 3)];
+    let counts = check_counts(&expected);
+    let total = allocations_serving(&core, &queries, |i, reply| {
+        counts(i, reply);
+        assert_eq!(
+            reply[2] & 0x01,
+            0x01,
+            "query {i}: RD, echoed from the query whoami saw"
+        );
+        assert_eq!(reply[3] & 0x80, 0x80, "query {i}: RA set in the reply");
+    });
+    assert_eq!(total, 0, "header allocated {total} times");
+}
+
 /// A hosts file: names, an IPv6 address, a wildcard.
 const HOSTS: &str = "10.0.0.1 www.example.org www\n2001:db8::1 www.example.org\n\
                      10.0.0.3 *.apps.example.org\n";
