@@ -668,6 +668,30 @@ fn nsid_on_a_cache_hit_allocates_nothing() {
     assert_eq!(total, 0, "nsid on cache hits allocated {total} times");
 }
 
+/// bufsize in front of cache hits: a query it serves as a copy with its limit (in the
+/// core's scratch buffer) and those it lets through as they came allocate nothing.
+#[test]
+fn bufsize_on_cache_hits_allocates_nothing() {
+    let core = core_for(".:53 {\n bufsize 1100\n cache\n erratic {\n  drop 0\n }\n}\n");
+    let queries = [
+        common::query_full(0x1001, "hit.example.org.", 1, 1, Some((4096, false))),
+        common::query_full(0x1002, "hit.example.org.", 1, 1, Some((1000, false))),
+        common::query(0x1003, "hit.example.org.", 1),
+    ];
+    let sizes = [Some(1100), Some(1000), None];
+    let counts = check_counts(&[(0, 1, 1), (0, 1, 1), (0, 1, 0)]);
+    let total = allocations_serving(&core, &queries, |i, reply| {
+        counts(i, reply);
+        let opt = ringdns::wire::records(reply)
+            .unwrap()
+            .flatten()
+            .find(|r| r.rtype == 41)
+            .map(|r| r.class);
+        assert_eq!(opt, sizes[i], "query {i}: the reply's OPT size");
+    });
+    assert_eq!(total, 0, "bufsize allocated {total} times");
+}
+
 /// A cache hit is answered without the chain's future (`serve_now`); it must be the very
 /// reply the future gives, and a miss must leave `serve_now` with nothing written, so that
 /// the future can serve it.
