@@ -39,6 +39,9 @@ pub struct Authority {
     pub counts: Arc<Mutex<HashMap<String, usize>>>,
     /// How many of those came over TCP.
     tcp_counts: Arc<Mutex<HashMap<String, usize>>>,
+    /// Every query that reached it, as it came (UDP and TCP), for tests of what a plugin in
+    /// front changed in the queries it passed on.
+    received: Arc<Mutex<Vec<Vec<u8>>>>,
     threads: Vec<std::thread::JoinHandle<()>>,
 }
 
@@ -135,16 +138,19 @@ impl Authority {
         let stop = Arc::new(AtomicBool::new(false));
         let counts = Arc::new(Mutex::new(HashMap::new()));
         let tcp_counts = Arc::new(Mutex::new(HashMap::new()));
+        let received: Arc<Mutex<Vec<Vec<u8>>>> = Arc::default();
         let zone = Arc::new(zone);
         let mut threads = Vec::new();
         {
             let (stop, counts, zone) = (stop.clone(), counts.clone(), zone.clone());
+            let received = received.clone();
             threads.push(std::thread::spawn(move || {
                 let mut buf = [0u8; 1500];
                 while !stop.load(Ordering::Relaxed) {
                     let Ok((n, peer)) = udp.recv_from(&mut buf) else {
                         continue;
                     };
+                    received.lock().unwrap().push(buf[..n].to_vec());
                     if let Some((name, r)) = answer(&zone, &buf[..n]) {
                         *counts.lock().unwrap().entry(name).or_insert(0) += 1;
                         let _ = udp.send_to(&r, peer);
@@ -155,6 +161,7 @@ impl Authority {
         {
             let (stop, counts, zone) = (stop.clone(), counts.clone(), zone.clone());
             let tcp_counts = tcp_counts.clone();
+            let received = received.clone();
             threads.push(std::thread::spawn(move || {
                 while !stop.load(Ordering::Relaxed) {
                     let Ok((mut s, _)) = tcp.accept() else {
@@ -173,6 +180,7 @@ impl Authority {
                         if s.read_exact(&mut q).is_err() {
                             break;
                         }
+                        received.lock().unwrap().push(q.clone());
                         if let Some((name, r)) = answer(&zone, &q) {
                             *tcp_counts.lock().unwrap().entry(name.clone()).or_insert(0) += 1;
                             *counts.lock().unwrap().entry(name).or_insert(0) += 1;
@@ -190,8 +198,14 @@ impl Authority {
             stop,
             counts,
             tcp_counts,
+            received,
             threads,
         }
+    }
+
+    /// The queries that reached it so far, in arrival order.
+    pub fn received(&self) -> Vec<Vec<u8>> {
+        self.received.lock().unwrap().clone()
     }
 
     /// Queries that reached it for `name` (lower-case, final dot).

@@ -77,25 +77,38 @@ impl<A: Future<Output = Outcome>, B: Future<Output = Outcome>> Future for LinkFu
     }
 }
 
+impl<P: Serve, R: Handler> Link<P, R> {
+    /// What follows the plugin's serving, on the pass that served: its [`Serve::amend`],
+    /// then the note of who wrote the reply.
+    #[inline(always)]
+    fn served(&self, req: &mut Request<'_>, status: Status) -> Status {
+        let Some(p) = &self.plugin else {
+            return status;
+        };
+        let status = p.amend(req, status);
+        req.note_writer(P::NAME, &status);
+        status
+    }
+}
+
 impl<P: Serve, R: Handler> Handler for Link<P, R> {
     #[inline]
     fn serve(&self, req: &mut Request<'_>) -> impl Future<Output = Outcome> {
-        if self.plugin.is_none() {
-            return LinkFuture::Rest {
+        match &self.plugin {
+            // The block captures `self` and `req` only, and finds the plugin through `self`
+            // on each side of the await: a reference of its own would be kept beside them in
+            // every link's future, 8 bytes for every serving plugin of the chain type.
+            Some(_) => LinkFuture::Plugin {
+                fut: async move {
+                    let Some(p) = &self.plugin else {
+                        return Ok(Status::rcode(SERVFAIL));
+                    };
+                    let status = p.serve(&mut *req, &self.rest).await?;
+                    Ok(self.served(req, status))
+                },
+            },
+            None => LinkFuture::Rest {
                 fut: self.rest.serve(req),
-            };
-        }
-        LinkFuture::Plugin {
-            // The plugin is looked up again inside, so that the future keeps two pointers
-            // (the link and the request), not three: every serving plugin of plugin.cfg
-            // puts this layer into every query's future, whether its slot is used or not.
-            fut: async move {
-                let Some(p) = &self.plugin else {
-                    return self.rest.serve(req).await;
-                };
-                let status = p.serve(&mut *req, &self.rest).await?;
-                req.note_writer(P::NAME, &status);
-                Ok(status)
             },
         }
     }
@@ -105,8 +118,7 @@ impl<P: Serve, R: Handler> Handler for Link<P, R> {
         match &self.plugin {
             Some(p) => {
                 let status = p.serve_now(req, &self.rest)?;
-                req.note_writer(P::NAME, &status);
-                Some(status)
+                Some(self.served(req, status))
             }
             None => self.rest.serve_now(req),
         }
@@ -214,5 +226,151 @@ mod tests {
         assert_eq!(STARTED.with(|s| s.take()), vec!["first", "third"]);
         End.start();
         assert!(STARTED.with(|s| s.take()).is_empty());
+    }
+
+    /// Sets AA in the reply the rest wrote, counting its amends.
+    #[derive(Default)]
+    struct Stamp {
+        amends: std::cell::Cell<usize>,
+    }
+
+    impl Plugin for Stamp {
+        const NAME: &'static str = "stamp";
+        type Config = ();
+        type Place = Serves;
+        fn setup(_d: &mut Dispenser<'_>, _b: &mut BlockSetup) -> Result<(), Error> {
+            Ok(())
+        }
+    }
+
+    impl Serve for Stamp {
+        fn build(_c: &Arc<()>, _core: &CoreInfo) -> Option<Self> {
+            Some(Stamp::default())
+        }
+        fn serve_now<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> Option<Status> {
+            next.serve_now(req)
+        }
+        fn amend(&self, req: &mut Request<'_>, status: Status) -> Status {
+            self.amends.set(self.amends.get() + 1);
+            crate::wire::HeaderMut::new(req.reply).set_flag(crate::wire::flags::AA, true);
+            status
+        }
+    }
+
+    /// Writes an empty NOERROR reply: at once when `AT_ONCE`, else once it may wait.
+    struct Writes<const AT_ONCE: bool>;
+
+    impl<const AT_ONCE: bool> Plugin for Writes<AT_ONCE> {
+        const NAME: &'static str = "writes";
+        type Config = ();
+        type Place = Serves;
+        fn setup(_d: &mut Dispenser<'_>, _b: &mut BlockSetup) -> Result<(), Error> {
+            Ok(())
+        }
+    }
+
+    impl<const AT_ONCE: bool> Serve for Writes<AT_ONCE> {
+        fn build(_c: &Arc<()>, _core: &CoreInfo) -> Option<Self> {
+            Some(Writes)
+        }
+        async fn serve<N: Handler>(&self, req: &mut Request<'_>, _next: &N) -> Outcome {
+            if !req.can_wait() {
+                return req.defer();
+            }
+            Ok(self.write(req))
+        }
+        fn serve_now<N: Handler>(&self, req: &mut Request<'_>, _next: &N) -> Option<Status> {
+            AT_ONCE.then(|| self.write(req))
+        }
+    }
+
+    impl<const AT_ONCE: bool> Writes<AT_ONCE> {
+        fn write(&self, req: &mut Request<'_>) -> Status {
+            crate::wire::MessageWriter::reply(&req.query, req.reply, 0).finish();
+            Status::written()
+        }
+    }
+
+    /// `example. A IN`.
+    const QUERY: &[u8] = &[
+        0x12, 0x34, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0, 7, b'e', b'x', b'a', b'm', b'p', b'l',
+        b'e', 0, 0, 1, 0, 1,
+    ];
+
+    fn poll_once(fut: impl Future<Output = Outcome>) -> Poll<Outcome> {
+        std::pin::pin!(fut).poll(&mut Context::from_waker(std::task::Waker::noop()))
+    }
+
+    /// Serves one query as the server does (at once, else inline, else deferred): the
+    /// reply's AA bit.
+    fn stamped<H: Handler>(chain: &H) -> bool {
+        let at = "127.0.0.1:53".parse().unwrap();
+        let q = crate::wire::Query::parse(QUERY).unwrap();
+        let mut reply = Vec::new();
+        let mut req = Request::new(
+            q,
+            at,
+            at,
+            crate::Proto::Udp,
+            ".",
+            "dns://:53",
+            &mut reply,
+            false,
+        );
+        let status = match chain.serve_now(&mut req) {
+            Some(s) => s,
+            None => {
+                assert!(matches!(
+                    poll_once(chain.serve(&mut req)),
+                    Poll::Ready(Err(_))
+                ));
+                assert!(req.reply.is_empty(), "no reply to amend on the inline pass");
+                let mut req = Request::new(
+                    q,
+                    at,
+                    at,
+                    crate::Proto::Udp,
+                    ".",
+                    "dns://:53",
+                    &mut reply,
+                    true,
+                );
+                let Poll::Ready(Ok(s)) = poll_once(chain.serve(&mut req)) else {
+                    panic!("the deferred pass serves");
+                };
+                assert_eq!(req.writer(), Some("writes"), "the inner plugin wrote");
+                s
+            }
+        };
+        assert_eq!(status, Status::written());
+        crate::wire::Header::of(&reply).unwrap().aa()
+    }
+
+    #[test]
+    fn amend_edits_the_reply_once_per_query_on_the_pass_that_served_it() {
+        let at_once = Link {
+            plugin: Some(Stamp::default()),
+            rest: Link {
+                plugin: Some(Writes::<true>),
+                rest: End,
+            },
+        };
+        let later = Link {
+            plugin: Some(Stamp::default()),
+            rest: Link {
+                plugin: Some(Writes::<false>),
+                rest: End,
+            },
+        };
+        for n in 1..=2 {
+            assert!(stamped(&at_once), "AA set on the answer given at once");
+            assert!(stamped(&later), "AA set on the deferred answer");
+            assert_eq!(at_once.plugin.as_ref().unwrap().amends.get(), n);
+            assert_eq!(
+                later.plugin.as_ref().unwrap().amends.get(),
+                n,
+                "not after the deferral"
+            );
+        }
     }
 }

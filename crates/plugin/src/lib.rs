@@ -17,9 +17,11 @@
 pub mod autopath;
 mod chain;
 pub mod duration;
+pub mod edit;
 pub mod external;
 mod fallthrough;
 pub mod files;
+pub mod hostname;
 pub mod http;
 pub mod interfaces;
 pub mod logging;
@@ -34,6 +36,7 @@ pub mod registry;
 mod request;
 pub mod resolvconf;
 pub mod reverse;
+mod screen;
 mod serve_future;
 mod setup;
 pub mod shared;
@@ -52,7 +55,8 @@ pub use http::{HttpEndpoint, HttpHandler, HttpRequest, HttpResponse};
 pub use lookup::{Lookup, LookupFuture};
 pub use place::{ConfigOnly, Place, Serves, same_name};
 pub use readiness::Readiness;
-pub use request::{Proto, Request};
+pub use request::{Carried, Proto, Request};
+pub use screen::{Screen, ScreenLink, Screens};
 pub use serve_future::ServeFuture;
 pub use setup::{
     BlockSetup, CoreInfo, ReloadSettings, TcpTimeouts, http_addr_arg, http_listen_addr,
@@ -98,9 +102,11 @@ pub trait Plugin: Sized + 'static {
     /// What setup parsed; built once on the main thread and shared read-only by every core.
     type Config: Send + Sync + 'static;
 
-    /// Where this plugin sits in a chain: [`Serves`] (a link with its per-core instance) or
-    /// [`ConfigOnly`] (no link at all, so it costs nothing on the query path). Decided by
-    /// the type, so the chain can neither drop a serving plugin nor carry an empty one.
+    /// Where this plugin sits in a chain: [`Serves`] (a link with its per-core instance),
+    /// [`Screens`] (a plugin that only answers or hands on before the rest, at no cost to
+    /// the chain's future) or [`ConfigOnly`] (no link at all, so it costs nothing on the
+    /// query path). Decided by the type, so the chain can neither drop a serving plugin nor
+    /// carry an empty one.
     type Place: Place<Self>;
 
     /// Parses every occurrence of this plugin's directive in one block (`d.next()` steps
@@ -141,6 +147,19 @@ pub trait Serve: Plugin {
     /// The default is `None`: always through `serve`.
     fn serve_now<N: Handler>(&self, _req: &mut Request<'_>, _next: &N) -> Option<Status> {
         None
+    }
+
+    /// Amends the reply the query got from [`Serve::serve`] or [`Serve::serve_now`] (the
+    /// rest of the chain's, usually: nsid's option, minimal's sections), and returns the
+    /// status the chain goes on with. The chain calls it once per query, on the pass that
+    /// served it (never after a deferral or a `None`), before outer plugins see the reply.
+    /// Unlike a [`wrap::Wrap`] it keeps nothing across the rest's await, so a plugin that
+    /// only edits replies (and keeps the default `serve`, or hands on with
+    /// [`next_or_failure`]) adds no state of its own to the chain's future. The default
+    /// returns `status` as it came.
+    #[inline(always)]
+    fn amend(&self, _req: &mut Request<'_>, status: Status) -> Status {
+        status
     }
 
     /// Called once on this core's executor when a chain holding this instance becomes the
@@ -209,7 +228,8 @@ pub fn next_or_failure_now<N: Handler>(
     next.serve_now(req)
 }
 
-fn no_next(name: &'static str) -> Status {
+/// What [`next_or_failure`] gives when nothing follows `name`.
+pub(crate) fn no_next(name: &'static str) -> Status {
     Status::error(
         crate::wire::rcode::SERVFAIL,
         PluginError::new(name, "no next plugin found"),

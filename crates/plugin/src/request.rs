@@ -1,5 +1,9 @@
 //! The per-query context every plugin receives.
 
+mod edited;
+
+pub use edited::Carried;
+
 use crate::wire::Query;
 use crate::{Deferred, Outcome, Status};
 use std::cell::Cell;

@@ -11,7 +11,9 @@ pub mod reply;
 
 use ringdns_plugin::corefile::{Dispenser, parse};
 use ringdns_plugin::wire::Query;
-use ringdns_plugin::{BlockSetup, Handler, Outcome, Plugin, Request, Serve, Status};
+use ringdns_plugin::{
+    BlockSetup, Handler, Outcome, Plugin, Request, Screen, ScreenLink, Serve, Status,
+};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
@@ -206,6 +208,47 @@ pub fn serve_once<S: Serve>(
         match fut.poll(&mut Context::from_waker(Waker::noop())) {
             Poll::Ready(Ok(s)) => s,
             other => panic!("the plugin waited: {:?}", other.is_ready()),
+        }
+    };
+    (status, reply)
+}
+
+/// [`serve_once`] for a [`Screen`] plugin, through its link in front of
+/// [`Next`]`(next)` as the chain holds it: the link's `serve_now` when `at_once`, else its
+/// `serve` polled once (which must not wait).
+pub fn screen_once<S: Screen>(
+    plugin: S,
+    packet: &[u8],
+    client: SocketAddr,
+    next: u8,
+    at_once: bool,
+) -> (Status, Vec<u8>) {
+    use std::pin::pin;
+    use std::task::{Context, Poll, Waker};
+    let q = Query::parse(packet).expect("a test's query parses");
+    let mut reply = Vec::new();
+    let mut req = Request::new(
+        q,
+        client,
+        client,
+        ringdns_plugin::Proto::Udp,
+        ".",
+        "dns://:53",
+        &mut reply,
+        false,
+    );
+    let link = ScreenLink {
+        plugin: Some(plugin),
+        rest: Next(next),
+    };
+    let status = if at_once {
+        link.serve_now(&mut req)
+            .expect("the chain answers on the inline pass")
+    } else {
+        let fut = pin!(link.serve(&mut req));
+        match fut.poll(&mut Context::from_waker(Waker::noop())) {
+            Poll::Ready(Ok(s)) => s,
+            other => panic!("the chain waited: {:?}", other.is_ready()),
         }
     };
     (status, reply)
