@@ -87,7 +87,8 @@ fn cache_hits_get_the_identifier_too() {
     drop(http);
     let s = Server::start(|p| {
         format!(
-            ".:{p} {{\n prometheus 127.0.0.1:{h}\n nsid\n cache\n erratic {{\n  drop 0\n }}\n}}\n"
+            // One core: each core has its own cache, and the hits are counted below.
+            "{{\n workers 1\n}}\n.:{p} {{\n prometheus 127.0.0.1:{h}\n nsid\n cache\n erratic {{\n  drop 0\n }}\n}}\n"
         )
     });
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
