@@ -75,21 +75,7 @@ struct Rest {
     rcode: u8,
 }
 
-impl Handler for Rest {
-    async fn serve(&self, req: &mut Request<'_>) -> Outcome {
-        Ok(self.answer(req))
-    }
-
-    fn serve_now(&self, req: &mut Request<'_>) -> Option<Status> {
-        Some(self.answer(req))
-    }
-
-    fn is_end(&self) -> bool {
-        false
-    }
-
-    fn after_batch(&self) {}
-}
+ringdns_testkit::rest_of_chain!(Rest, answer);
 
 impl Rest {
     fn answer(&self, req: &mut Request<'_>) -> Status {

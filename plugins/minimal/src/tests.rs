@@ -15,21 +15,7 @@ type Write = fn(&mut MessageWriter<'_>);
 /// leaves a SERVFAIL to the server.
 struct Writes(u8, Write);
 
-impl Handler for Writes {
-    async fn serve(&self, req: &mut Request<'_>) -> Outcome {
-        Ok(self.write(req))
-    }
-
-    fn serve_now(&self, req: &mut Request<'_>) -> Option<Status> {
-        Some(self.write(req))
-    }
-
-    fn is_end(&self) -> bool {
-        false
-    }
-
-    fn after_batch(&self) {}
-}
+ringdns_testkit::rest_of_chain!(Writes, write);
 
 impl Writes {
     fn write(&self, req: &mut Request<'_>) -> Status {

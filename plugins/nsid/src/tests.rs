@@ -18,21 +18,7 @@ struct Answers {
     rcode: u8,
 }
 
-impl Handler for Answers {
-    async fn serve(&self, req: &mut Request<'_>) -> Outcome {
-        Ok(self.answer(req))
-    }
-
-    fn serve_now(&self, req: &mut Request<'_>) -> Option<Status> {
-        Some(self.answer(req))
-    }
-
-    fn is_end(&self) -> bool {
-        false
-    }
-
-    fn after_batch(&self) {}
-}
+ringdns_testkit::rest_of_chain!(Answers, answer);
 
 impl Answers {
     fn answer(&self, req: &mut Request<'_>) -> Status {
