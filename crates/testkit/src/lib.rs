@@ -213,9 +213,25 @@ pub fn serve_once<S: Serve>(
     (status, reply)
 }
 
+/// Serves `req` through `chain` (a link and the rest, as the server holds them): inline when
+/// `at_once` (`serve_now`, which must answer), else through `serve` polled once (which must
+/// not wait). What a plugin's tests compare between the two passes.
+pub fn chain_once<H: Handler>(chain: &H, req: &mut Request<'_>, at_once: bool) -> Status {
+    use std::pin::pin;
+    use std::task::{Context, Poll, Waker};
+    if at_once {
+        return chain
+            .serve_now(req)
+            .expect("the chain answers on the inline pass");
+    }
+    match pin!(chain.serve(req)).poll(&mut Context::from_waker(Waker::noop())) {
+        Poll::Ready(Ok(s)) => s,
+        other => panic!("the chain waited: {:?}", other.is_ready()),
+    }
+}
+
 /// [`serve_once`] for a [`Screen`] plugin, through its link in front of
-/// [`Next`]`(next)` as the chain holds it: the link's `serve_now` when `at_once`, else its
-/// `serve` polled once (which must not wait).
+/// [`Next`]`(next)` as the chain holds it ([`chain_once`]).
 pub fn screen_once<S: Screen>(
     plugin: S,
     packet: &[u8],
@@ -223,34 +239,13 @@ pub fn screen_once<S: Screen>(
     next: u8,
     at_once: bool,
 ) -> (Status, Vec<u8>) {
-    use std::pin::pin;
-    use std::task::{Context, Poll, Waker};
-    let q = Query::parse(packet).expect("a test's query parses");
     let mut reply = Vec::new();
-    let mut req = Request::new(
-        q,
-        client,
-        client,
-        ringdns_plugin::Proto::Udp,
-        ".",
-        "dns://:53",
-        &mut reply,
-        false,
-    );
+    let mut req = udp_request(packet, client, &mut reply, false);
     let link = ScreenLink {
         plugin: Some(plugin),
         rest: Next(next),
     };
-    let status = if at_once {
-        link.serve_now(&mut req)
-            .expect("the chain answers on the inline pass")
-    } else {
-        let fut = pin!(link.serve(&mut req));
-        match fut.poll(&mut Context::from_waker(Waker::noop())) {
-            Poll::Ready(Ok(s)) => s,
-            other => panic!("the chain waited: {:?}", other.is_ready()),
-        }
-    };
+    let status = chain_once(&link, &mut req, at_once);
     (status, reply)
 }
 

@@ -1,13 +1,11 @@
 use super::*;
+use ringdns_plugin::Link;
 use ringdns_plugin::wire::class::IN;
 use ringdns_plugin::wire::rcode::NOERROR;
 use ringdns_plugin::wire::rtype::A;
-use ringdns_plugin::wire::{Header, MessageWriter, Name, Owner, Query, QueryBuilder};
-use ringdns_plugin::{Link, Proto};
-use ringdns_testkit::{config, wire_name};
+use ringdns_plugin::wire::{Header, MessageWriter, Name, Owner, QueryBuilder};
+use ringdns_testkit::{chain_once, config, udp_request, wire_name};
 use std::cell::Cell;
-use std::pin::pin;
-use std::task::{Context, Poll, Waker};
 
 fn size(text: &str) -> Result<u16, String> {
     config::<Bufsize>(text).map(|(_, c)| c.size)
@@ -96,16 +94,9 @@ fn served(
             Some(s) => b.edns(s, false).build(),
             None => b.build(),
         };
-        let q = Query::parse(&p).unwrap();
-        let at = "127.0.0.1:53".parse().unwrap();
         let mut reply = Vec::new();
-        let mut req = Request::new(q, at, at, Proto::Udp, ".", "dns://:53", &mut reply, false);
-        if at_once {
-            chain.serve_now(&mut req).unwrap();
-        } else {
-            let polled = pin!(chain.serve(&mut req)).poll(&mut Context::from_waker(Waker::noop()));
-            assert!(matches!(polled, Poll::Ready(Ok(_))));
-        }
+        let mut req = udp_request(&p, "127.0.0.1:53".parse().unwrap(), &mut reply, false);
+        chain_once(&chain, &mut req, at_once);
         assert_eq!(
             req.query.opt().map(|o| o.udp_size),
             edns,

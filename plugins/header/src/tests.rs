@@ -1,12 +1,10 @@
 use super::*;
+use ringdns_plugin::Link;
 use ringdns_plugin::wire::flags::{AA, CD, RA, RD};
 use ringdns_plugin::wire::rcode::{NOERROR, SERVFAIL};
-use ringdns_plugin::wire::{Header as View, MessageWriter, Query};
-use ringdns_plugin::{Link, Proto};
-use ringdns_testkit::config;
+use ringdns_plugin::wire::{Header as View, MessageWriter};
+use ringdns_testkit::{chain_once, config, udp_request};
 use std::cell::Cell;
-use std::pin::pin;
-use std::task::{Context, Poll, Waker};
 
 fn parsed(text: &str) -> Result<Config, String> {
     config::<Header>(text).map(|(_, c)| c)
@@ -115,18 +113,9 @@ fn served(text: &str, flags: u16, rcode: u8) -> (u16, Option<u16>) {
             },
         };
         let p = packet(flags);
-        let q = Query::parse(&p).unwrap();
-        let at = "127.0.0.1:53".parse().unwrap();
         let mut reply = Vec::new();
-        let mut req = Request::new(q, at, at, Proto::Udp, ".", "dns://:53", &mut reply, false);
-        let status = if at_once {
-            chain.serve_now(&mut req).unwrap()
-        } else {
-            match pin!(chain.serve(&mut req)).poll(&mut Context::from_waker(Waker::noop())) {
-                Poll::Ready(Ok(s)) => s,
-                other => panic!("{other:?}"),
-            }
-        };
+        let mut req = udp_request(&p, "127.0.0.1:53".parse().unwrap(), &mut reply, false);
+        let status = chain_once(&chain, &mut req, at_once);
         assert_eq!(req.query.flags(), flags, "the client's query as it came");
         assert_eq!(status.rcode, if rcode == NOERROR { 0 } else { rcode });
         seen.push((chain.rest.saw.get(), View::of(&reply).map(|h| h.flags())));

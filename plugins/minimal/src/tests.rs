@@ -1,12 +1,10 @@
 use super::*;
+use ringdns_plugin::Link;
 use ringdns_plugin::wire::class::IN;
 use ringdns_plugin::wire::rcode::{NOERROR, NXDOMAIN, SERVFAIL};
 use ringdns_plugin::wire::rtype::{A, AXFR, MX, NS, RRSIG, SOA};
-use ringdns_plugin::wire::{Header, MessageWriter, Name, Owner, Query, QueryBuilder};
-use ringdns_plugin::{Link, Proto};
-use ringdns_testkit::{config, wire_name};
-use std::pin::pin;
-use std::task::{Context, Poll, Waker};
+use ringdns_plugin::wire::{Header, MessageWriter, Name, Owner, QueryBuilder};
+use ringdns_testkit::{chain_once, config, udp_request, wire_name};
 
 /// What the rest of the chain writes into its reply (rcode first).
 type Write = fn(&mut MessageWriter<'_>);
@@ -100,18 +98,9 @@ fn counts(rest: Writes, packet: &[u8]) -> Option<(u16, u16, u16, bool)> {
     };
     let mut seen = Vec::new();
     for at_once in [true, false] {
-        let q = Query::parse(packet).unwrap();
-        let at = "127.0.0.1:53".parse().unwrap();
         let mut reply = Vec::new();
-        let mut req = Request::new(q, at, at, Proto::Udp, ".", "dns://:53", &mut reply, false);
-        let status = if at_once {
-            chain.serve_now(&mut req).unwrap()
-        } else {
-            match pin!(chain.serve(&mut req)).poll(&mut Context::from_waker(Waker::noop())) {
-                Poll::Ready(Ok(s)) => s,
-                other => panic!("{other:?}"),
-            }
-        };
+        let mut req = udp_request(packet, "127.0.0.1:53".parse().unwrap(), &mut reply, false);
+        let status = chain_once(&chain, &mut req, at_once);
         seen.push(Header::of(&reply).map(|h| {
             assert_eq!(status, Status::written());
             assert!(

@@ -1,15 +1,13 @@
 use super::*;
+use ringdns_plugin::Link;
 use ringdns_plugin::wire::class::IN;
 use ringdns_plugin::wire::edns::COOKIE;
 use ringdns_plugin::wire::rcode::{NOERROR, SERVFAIL};
 use ringdns_plugin::wire::rtype::{A, OPT};
 use ringdns_plugin::wire::{
-    EdnsOptions, Header, MessageWriter, Name, Owner, Query, QueryBuilder, Section, records,
+    EdnsOptions, Header, MessageWriter, Name, Owner, QueryBuilder, Section, records,
 };
-use ringdns_plugin::{Link, Proto};
-use ringdns_testkit::{config, wire_name};
-use std::pin::pin;
-use std::task::{Context, Poll, Waker};
+use ringdns_testkit::{chain_once, config, udp_request, wire_name};
 
 /// The rest of the chain: an A answer with `records` of them (so a reply can be made too
 /// large for the client), or `rcode` for the server to write.
@@ -87,18 +85,9 @@ fn served(
         plugin: Some(plugin),
         rest,
     };
-    let q = Query::parse(packet).unwrap();
-    let at = "127.0.0.1:53".parse().unwrap();
     let mut reply = Vec::new();
-    let mut req = Request::new(q, at, at, Proto::Udp, ".", "dns://:53", &mut reply, false);
-    let status = if at_once {
-        chain.serve_now(&mut req).unwrap()
-    } else {
-        match pin!(chain.serve(&mut req)).poll(&mut Context::from_waker(Waker::noop())) {
-            Poll::Ready(Ok(s)) => s,
-            other => panic!("{other:?}"),
-        }
-    };
+    let mut req = udp_request(packet, "127.0.0.1:53".parse().unwrap(), &mut reply, false);
+    let status = chain_once(&chain, &mut req, at_once);
     let opt = records(&reply).ok().and_then(|rs| {
         rs.map(Result::unwrap).find(|r| r.rtype == OPT).map(|r| {
             EdnsOptions::new(&reply[r.rdata])
