@@ -16,11 +16,35 @@ fn connect_from(from: Ipv4Addr, to: SocketAddr) -> TcpStream {
     let s = Socket::new(Domain::IPV4, Type::STREAM, None).unwrap();
     s.bind(&SocketAddr::new(IpAddr::V4(from), 0).into())
         .unwrap();
-    s.connect_timeout(&to.into(), Duration::from_secs(2))
-        .unwrap();
+    if let Err(e) = s.connect_timeout(&to.into(), Duration::from_secs(2)) {
+        // Seen once in CI (refused right after the server answered over UDP): say what
+        // held the port then, to find out the next time.
+        panic!(
+            "connect {from} -> {to}: {e}\nsockets on port {}:\n{}",
+            to.port(),
+            sockets_on_port(to.port())
+        );
+    }
     let s: TcpStream = s.into();
     s.set_nodelay(true).unwrap();
     s
+}
+
+/// The lines of /proc/net/tcp and tcp6 whose local or remote port is `port` (a listener is
+/// state 0A).
+fn sockets_on_port(port: u16) -> String {
+    let hex = format!(":{port:04X} ");
+    ["/proc/net/tcp", "/proc/net/tcp6"]
+        .iter()
+        .filter_map(|f| std::fs::read_to_string(f).ok())
+        .flat_map(|t| {
+            t.lines()
+                .filter(|l| l.contains(&hex))
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 fn framed(q: &[u8]) -> Vec<u8> {
