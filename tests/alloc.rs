@@ -518,6 +518,13 @@ fn a_cache_hit_allocates_nothing() {
     cache_hits_allocate_nothing(WITH_CACHE);
 }
 
+/// metadata lends the rest a store on every query in its zones: a cache hit behind it
+/// takes the core's store and allocates nothing.
+#[test]
+fn a_cache_hit_behind_metadata_allocates_nothing() {
+    cache_hits_allocate_nothing(".:53 {\n metadata\n cache\n erratic {\n  drop 0\n }\n}\n");
+}
+
 #[test]
 fn a_cache_hit_counted_by_prometheus_allocates_nothing() {
     cache_hits_allocate_nothing(WITH_PROMETHEUS_AND_CACHE);

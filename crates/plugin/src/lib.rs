@@ -27,6 +27,7 @@ pub mod interfaces;
 pub mod logging;
 pub mod lookup;
 pub mod memory;
+pub mod metadata;
 pub mod normalize;
 mod place;
 pub mod prehashed;

@@ -65,6 +65,9 @@ pub struct Request<'a> {
     /// The connection, for replies of many messages ([`Request::stream`]); deferred TCP
     /// passes only.
     stream: Option<&'a (dyn crate::stream::ReplyStream + 'a)>,
+    /// The request's metadata, lent by the `metadata` plugin ([`Request::metadata`]);
+    /// `None` in a block without it.
+    meta: Option<&'a crate::metadata::Metadata>,
 }
 
 impl<'a> Request<'a> {
@@ -97,6 +100,25 @@ impl<'a> Request<'a> {
             pass: None,
             lookup: None,
             stream: None,
+            meta: None,
+        }
+    }
+
+    /// The request's metadata (CoreDNS's `metadata.ValueFunc` reads it); `None` when the
+    /// block has no `metadata` plugin, or the query is outside its zones.
+    pub fn metadata(&self) -> Option<&'a crate::metadata::Metadata> {
+        self.meta
+    }
+
+    /// Publishes `label` (`plugin/name`) with `value` for the plugins that read metadata;
+    /// false, and nothing done, where no metadata is collected (CoreDNS's `SetValueFunc`).
+    pub fn set_metadata(&self, label: &str, value: impl std::fmt::Display) -> bool {
+        match self.meta {
+            Some(m) => {
+                m.set(label, value);
+                true
+            }
+            None => false,
         }
     }
 

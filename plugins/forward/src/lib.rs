@@ -361,6 +361,8 @@ async fn forward_one(inner: &Rc<Inner>, ri: usize, req: &mut Request<'_>) -> Don
         }
         attempts += 1;
         let up = &rule.ups[u];
+        // CoreDNS's `forward/upstream`, set per attempt (the last one tried wins).
+        req.set_metadata("forward/upstream", &up.up.label);
         let mut via = match up.up.proto {
             UpstreamProto::Tls => Via::Tls,
             UpstreamProto::Dns => plain,

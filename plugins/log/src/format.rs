@@ -49,8 +49,9 @@ pub enum Piece {
     Id,
     /// `{>opcode}`: the query opcode, as a number.
     Opcode,
-    /// `{/label}` metadata (no metadata plugin yet): always `-`.
-    Metadata,
+    /// `{/label}`: the value the request's metadata holds for `label` (`-` when the block
+    /// has no metadata plugin or no plugin published the label, as CoreDNS's replacer).
+    Metadata(String),
 }
 
 /// Compiles a format; `{common}` and `{combined}` expand to CoreDNS's formats, unknown
@@ -90,7 +91,7 @@ pub fn compile(format: &str) -> Vec<Piece> {
             ">do" => Some(Piece::Do),
             ">id" => Some(Piece::Id),
             ">opcode" => Some(Piece::Opcode),
-            l if l.starts_with('/') => Some(Piece::Metadata),
+            l if l.starts_with('/') => Some(Piece::Metadata(l[1..].to_owned())),
             _ => None,
         };
         match piece {
@@ -150,8 +151,13 @@ pub fn render(pieces: &[Piece], req: &Request<'_>, o: &Outcome, out: &mut String
             Piece::Do => write!(out, "{}", req.query.opt().is_some_and(|o| o.do_bit)),
             Piece::Id => write!(out, "{}", req.query.id()),
             Piece::Opcode => write!(out, "{}", req.query.opcode()),
-            Piece::Metadata => {
-                out.push('-');
+            Piece::Metadata(label) => {
+                let value = req
+                    .metadata()
+                    .and_then(|m| m.with(label, |v| out.push_str(v)));
+                if value.is_none() {
+                    out.push('-');
+                }
                 Ok(())
             }
         };
@@ -222,5 +228,41 @@ mod tests {
         let mut s = String::new();
         write_flags(&mut s, flags::QR | flags::RD | flags::RA | flags::AA).unwrap();
         assert_eq!(s, "qr,aa,rd,ra");
+    }
+
+    #[test]
+    fn metadata_labels_print_their_value_or_a_dash() {
+        let p = compile("{/forward/upstream} {/zone/wildcard} {/x/y}");
+        assert_eq!(p[0], Piece::Metadata("forward/upstream".into()));
+        let packet = [0u8, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1];
+        let q = ringdns_plugin::wire::Query::parse(&packet).unwrap();
+        let at = "127.0.0.1:53".parse().unwrap();
+        let mut reply = Vec::new();
+        let mut req = Request::new(
+            q,
+            at,
+            at,
+            ringdns_plugin::Proto::Udp,
+            ".",
+            "dns://:53",
+            &mut reply,
+            false,
+        );
+        let o = Outcome {
+            rcode: 0,
+            rsize: 0,
+            flags: 0,
+            duration: Duration::ZERO,
+        };
+        let mut line = String::new();
+        render(&p, &req, &o, &mut line);
+        assert_eq!(line, "- - -", "no metadata plugin");
+        let meta = ringdns_plugin::metadata::Metadata::default();
+        let sub = req.with_metadata(&meta);
+        sub.set_metadata("forward/upstream", "127.0.0.1:5300");
+        sub.set_metadata("x/y", "");
+        line.clear();
+        render(&p, &sub, &o, &mut line);
+        assert_eq!(line, "127.0.0.1:5300 - ", "an empty value prints empty");
     }
 }

@@ -266,6 +266,7 @@ impl TemplatePlugin {
                 qtype: q.qtype(),
                 qclass: q.qclass(),
             },
+            meta: req.metadata(),
         };
         let labels = Labels {
             server: req.server,

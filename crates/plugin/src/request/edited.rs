@@ -43,7 +43,17 @@ impl<'a> Request<'a> {
             pass: self.pass.as_ref().map(|p| Cell::new(p.get())),
             lookup: self.lookup,
             stream: self.stream,
+            meta: self.meta,
         }
+    }
+
+    /// A request for the same query carrying `meta` as its metadata, for the `metadata`
+    /// plugin to hand the rest of the chain; like [`Request::with_query`] otherwise.
+    pub fn with_metadata<'s>(&'s mut self, meta: &'s crate::metadata::Metadata) -> Request<'s> {
+        let query = self.query;
+        let mut sub = self.with_query(query);
+        sub.meta = Some(meta);
+        sub
     }
 
     /// What the plugins that served this request left on it, for [`Request::adopt`].

@@ -252,7 +252,14 @@ impl<'a> Exec<'a> {
                 }
                 args.extend(fin.clone());
                 return match args.as_slice() {
-                    [Value::Str(_)] => Ok(Value::Str(Cow::Borrowed(""))),
+                    // CoreDNS's `Meta`: the label's value, "" when unset or without
+                    // the metadata plugin.
+                    [Value::Str(label)] => Ok(Value::Str(Cow::Owned(
+                        self.data
+                            .meta
+                            .and_then(|m| m.get(label))
+                            .unwrap_or_default(),
+                    ))),
                     [v] => Err(err(format!(
                         "wrong type for value; expected string; got {}",
                         v.type_name()

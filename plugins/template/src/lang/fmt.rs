@@ -377,6 +377,7 @@ mod tests {
                 qtype: 1,
                 qclass: 1,
             },
+            meta: None,
         }
     }
 

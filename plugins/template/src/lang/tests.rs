@@ -23,6 +23,7 @@ fn data() -> Data<'static> {
             qtype: 1,
             qclass: 1,
         },
+        meta: None,
     }
 }
 
@@ -63,6 +64,24 @@ fn coredns_readme_templates() {
         ok(r#"{{ .Meta "foo" }}{{ .Name }}"#),
         "ip-10-95-12-8.example."
     );
+}
+
+#[test]
+fn meta_reads_the_requests_metadata() {
+    let t = Template::parse(
+        "answer",
+        r#"{{ .Meta "forward/upstream" }}|{{ .Meta "x/y" }}"#,
+    )
+    .unwrap();
+    let m = ringdns_plugin::metadata::Metadata::default();
+    m.set("forward/upstream", "127.0.0.1:53");
+    let d = Data {
+        meta: Some(&m),
+        ..data()
+    };
+    let mut out = String::new();
+    t.execute(&d, &mut out).unwrap();
+    assert_eq!(out, "127.0.0.1:53|");
 }
 
 #[test]

@@ -31,6 +31,8 @@ pub struct Data<'a> {
     pub remote: &'a str,
     /// The query's header and question (`.Message`, `.Question`).
     pub msg: Msg<'a>,
+    /// The request's metadata (`.Meta "label"`); `None` without the metadata plugin.
+    pub meta: Option<&'a ringdns_plugin::metadata::Metadata>,
 }
 
 /// The query as `.Message` and `.Question` show it.
