@@ -194,10 +194,11 @@ fn a_change_in_an_imported_file_is_a_change() {
 fn a_bad_corefile_keeps_the_running_configuration_and_says_why() {
     let s = Server::start(|p| format!("example.org:{p} {{\n    whoami\n}}\n"));
     let p = s.port;
-    // A port something else holds (without SO_REUSEPORT) cannot be bound.
-    let taken_port = free_port();
-    let _taken = UdpSocket::bind(("127.0.0.1", taken_port.port)).unwrap();
-    let t = taken_port.port;
+    // A port something else holds (without SO_REUSEPORT) cannot be bound. Bound on port 0
+    // at once: a port from free_port() could become another test's ephemeral client port
+    // between its release and this bind (CI saw AddrInUse here).
+    let _taken = UdpSocket::bind(("127.0.0.1", 0)).unwrap();
+    let t = _taken.local_addr().unwrap().port();
     let bad = [
         (
             format!("example.net:{p} {{\n    whoami\n"),
