@@ -28,6 +28,7 @@ pub mod logging;
 pub mod lookup;
 pub mod memory;
 pub mod metadata;
+pub mod name_text;
 pub mod normalize;
 mod place;
 pub mod prehashed;

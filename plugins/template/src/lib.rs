@@ -36,6 +36,7 @@ use metrics::{Counters, Failure, Labels};
 use regex::Regex;
 use ringdns_plugin::corefile::{Dispenser, Error};
 use ringdns_plugin::lookup::append_answers;
+use ringdns_plugin::name_text::NameText;
 use ringdns_plugin::wire::rcode::SERVFAIL;
 use ringdns_plugin::wire::{
     Header, MessageWriter, Name, Owner, QueryBuilder, Section, edns, rtype,
@@ -46,7 +47,6 @@ use ringdns_plugin::{
 };
 use ringdns_zone::Record;
 use setup::{Config, Part, Tmpl, class_str, type_str};
-use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
 
@@ -145,46 +145,6 @@ async fn follow(req: &mut Request<'_>, r: Rendered<'_>) -> Status {
         ups.push(reply);
     }
     write(req, r.template, &r.records, &ups)
-}
-
-/// The longest presentation form of a name: 255 wire bytes, each at most `\DDD`.
-const NAME_TEXT: usize = 1024;
-
-/// A name's presentation form on the stack, so that looking at a query costs no
-/// allocation.
-struct NameText {
-    buf: [u8; NAME_TEXT],
-    len: usize,
-}
-
-impl fmt::Write for NameText {
-    fn write_str(&mut self, s: &str) -> fmt::Result {
-        let end = self.len + s.len();
-        let Some(dst) = self.buf.get_mut(self.len..end) else {
-            return Err(fmt::Error);
-        };
-        dst.copy_from_slice(s.as_bytes());
-        self.len = end;
-        Ok(())
-    }
-}
-
-impl NameText {
-    /// `name` lower-cased (CoreDNS's `state.Name()`).
-    fn of(name: &Name<'_>) -> Self {
-        let mut t = NameText {
-            buf: [0; NAME_TEXT],
-            len: 0,
-        };
-        if name.write_lowercase(&mut t).is_err() {
-            t.len = 0;
-        }
-        t
-    }
-
-    fn as_str(&self) -> &str {
-        std::str::from_utf8(&self.buf[..self.len]).unwrap_or("")
-    }
 }
 
 impl TemplatePlugin {
