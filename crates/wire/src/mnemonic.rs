@@ -37,6 +37,30 @@ pub fn rcode_name(r: u16) -> RcodeName {
     RcodeName(r)
 }
 
+/// miekg's `StringToType`: the type a mnemonic names, exactly as spelt (`A`, `NSAP-PTR`);
+/// for configuration (template's and rewrite's types), off the query path.
+pub fn type_from_str(s: &str) -> Option<u16> {
+    (0..=u16::MAX).find(|t| TypeName(*t).as_str() == Some(s))
+}
+
+/// miekg's `StringToClass`: `IN`, `CS`, `CH`, `HS`, `NONE`, `ANY`.
+pub fn class_from_str(s: &str) -> Option<u16> {
+    Some(match s {
+        "IN" => 1,
+        "CS" => 2,
+        "CH" => 3,
+        "HS" => 4,
+        "NONE" => 254,
+        "ANY" => 255,
+        _ => return None,
+    })
+}
+
+/// miekg's `StringToRcode`: the rcode a mnemonic names, exactly as spelt.
+pub fn rcode_from_str(s: &str) -> Option<u16> {
+    (0..=4095u16).find(|r| RcodeName(*r).as_str() == Some(s))
+}
+
 impl TypeName {
     /// The mnemonic, `None` when it prints as `TYPEn`.
     pub fn as_str(self) -> Option<&'static str> {

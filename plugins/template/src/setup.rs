@@ -22,7 +22,7 @@ use crate::lang::Template;
 use regex::Regex;
 use ringdns_plugin::corefile::{Dispenser, Error};
 use ringdns_plugin::normalize::origins_from_args_or_block;
-use ringdns_plugin::wire::{name_to_wire, rcode_name, type_name};
+use ringdns_plugin::wire::{name_to_wire, type_name};
 use ringdns_plugin::{BlockSetup, Fallthrough};
 
 /// CoreDNS's limit on a regex's length, against a pattern that would take long to
@@ -99,15 +99,7 @@ fn fail(d: &Dispenser<'_>, msg: impl std::fmt::Display) -> Error {
 
 /// miekg's `StringToClass`.
 pub fn class_from(s: &str) -> Option<u16> {
-    Some(match s {
-        "IN" => 1,
-        "CS" => 2,
-        "CH" => 3,
-        "HS" => 4,
-        "NONE" => 254,
-        "ANY" => 255,
-        _ => return None,
-    })
+    ringdns_plugin::wire::class_from_str(s)
 }
 
 /// miekg's `ClassToString` (`""` for a class it has no name for).
@@ -128,14 +120,14 @@ pub fn type_str(t: u16) -> &'static str {
     type_name(t).as_str().unwrap_or("")
 }
 
-/// miekg's `StringToType`: the mnemonics `TypeToString` has, exactly as spelt.
+/// miekg's `StringToType`.
 fn type_from(s: &str) -> Option<u16> {
-    (0..=u16::MAX).find(|t| type_name(*t).as_str() == Some(s))
+    ringdns_plugin::wire::type_from_str(s)
 }
 
 /// miekg's `StringToRcode`.
 fn rcode_from(s: &str) -> Option<u8> {
-    (0..=255u8).find(|r| rcode_name(u16::from(*r)).as_str() == Some(s))
+    ringdns_plugin::wire::rcode_from_str(s).and_then(|r| u8::try_from(r).ok())
 }
 
 /// Parses every `template` of the block.
