@@ -525,6 +525,16 @@ fn a_cache_hit_behind_metadata_allocates_nothing() {
     cache_hits_allocate_nothing(".:53 {\n metadata\n cache\n erratic {\n  drop 0\n }\n}\n");
 }
 
+/// Issue 17's policy chain: acl letting the client through (after a block rule for other
+/// networks), rewrite with rules that do not match (a suffix, a regex TTL rule, a type
+/// rule), minimal and cache. A cache hit through it allocates nothing.
+#[test]
+fn a_cache_hit_through_acl_rewrite_and_minimal_allocates_nothing() {
+    cache_hits_allocate_nothing(
+        ".:53 {\n acl {\n  block net 198.51.100.0/24\n  allow net 192.0.2.0/24\n }\n rewrite continue name suffix .nomatch.test. .other.test.\n rewrite continue ttl regex ^nomatch\\. 30\n rewrite type HINFO TXT\n minimal\n cache\n erratic {\n  drop 0\n }\n}\n",
+    );
+}
+
 #[test]
 fn a_cache_hit_counted_by_prometheus_allocates_nothing() {
     cache_hits_allocate_nothing(WITH_PROMETHEUS_AND_CACHE);
@@ -753,7 +763,8 @@ fn a_hit_answered_at_once_is_the_hit_the_chains_future_gives() {
 /// are `Screens`, which add nothing, and acl, nsid, bufsize, header and minimal a link each
 /// (their reply edits in `Serve::amend`, their query edits' waits boxed): 2136 bytes, and the
 /// bound 2176. acl could be a screen too once a screen can count a query on its last pass
-/// only (acl counts the queries it allows once).
+/// only (acl counts the queries it allows once). metadata's and rewrite's links: 2200 bytes,
+/// and the bound 2240 (tsig, dnstap, dns64 and view are still to come).
 #[test]
 fn the_chain_future_stays_small() {
     let core = core_for(
@@ -790,7 +801,7 @@ fn the_chain_future_stays_small() {
     let fut = core.blocks[0].chain.serve(&mut req);
     let size = std::mem::size_of_val(&fut);
     drop(fut);
-    assert!(size <= 2176, "the chain's future is {size} bytes");
+    assert!(size <= 2240, "the chain's future is {size} bytes");
 }
 
 /// Cache hits behind acl rules that none of the queries matches (another zone, other
