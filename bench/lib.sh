@@ -485,6 +485,30 @@ srv_ringdns_cache_rrl_cmd() {
   SRV_CMD=("$RINGDNS_BIN" -conf "$dir/Corefile.ringdns-cache-rrl")
 }
 
+# ringdns-cache-policy: ringdns-cache behind issue 17's policy plugins as an operator's block
+# has them: acl letting 127.0.0.0/8 through (after a block rule for other networks), rewrite
+# rules that no measured name matches (a suffix, a regex TTL rule, a type rule), minimal,
+# then the cache. What a policy-shaped block costs a cache hit. Run it in the same rounds as
+# ringdns-cache.
+srv_ringdns_cache_policy_check() {
+  local plugins p
+  srv_ringdns_cache_check || return 1
+  plugins=$("$RINGDNS_BIN" -plugins 2>/dev/null) || plugins=
+  for p in acl rewrite minimal; do
+    if ! grep -qx "[[:space:]]*dns\.$p" <<<"$plugins"; then
+      echo "ringdns lacks dns.$p ('ringdns -plugins'): skipping ringdns-cache-policy" >&2
+      return 1
+    fi
+  done
+}
+srv_ringdns_cache_policy_cmd() {
+  local port=$1 dir=$2
+  printf '.:%s {\n acl {\n  block net 198.51.100.0/24\n  allow net 127.0.0.0/8\n }\n rewrite continue name suffix .nomatch.test. .other.test.\n rewrite continue ttl regex ^nomatch\\. 30\n rewrite type HINFO TXT\n minimal\n cache\n forward . 127.0.0.1:%s\n}\n' \
+    "$port" "$UPSTREAM_PORT" >"$dir/Corefile.ringdns-cache-policy"
+  # shellcheck disable=SC2034
+  SRV_CMD=("$RINGDNS_BIN" -conf "$dir/Corefile.ringdns-cache-policy")
+}
+
 # dnsdist-cache: dnsdist-fwd plus a packet cache of 100 000 entries on the default pool.
 srv_dnsdist_cache_check() {
   command -v dnsdist >/dev/null || { echo "dnsdist not installed: skipping dnsdist-cache" >&2; return 1; }
