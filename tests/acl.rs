@@ -12,12 +12,10 @@
 mod common;
 
 use common::metrics::{scrape_until, value};
-use common::{Server, free_port, query_full, run_expect_failure};
+use common::{Server, free_port, query_full, run_expect_failure, tcp_from, udp_from};
 use hickory_proto::op::{Message, ResponseCode};
 use hickory_proto::rr::RecordType;
-use socket2::{Domain, Protocol, Socket, Type};
-use std::io::{Read, Write};
-use std::net::{IpAddr, SocketAddr, TcpStream, UdpSocket};
+use std::net::IpAddr;
 use std::time::Duration;
 
 /// How long a dropped query is waited for.
@@ -30,44 +28,6 @@ const AAAA: u16 = 28;
 
 fn ip(s: &str) -> IpAddr {
     s.parse().unwrap()
-}
-
-/// The server's address of the client's family.
-fn server_addr(from: IpAddr, port: u16) -> SocketAddr {
-    match from {
-        IpAddr::V4(_) => SocketAddr::new(ip("127.0.0.1"), port),
-        IpAddr::V6(_) => SocketAddr::new(ip("::1"), port),
-    }
-}
-
-/// One UDP exchange from `from`: the reply, or `None` after `wait`.
-fn udp_from(from: IpAddr, port: u16, packet: &[u8], wait: Duration) -> Option<Vec<u8>> {
-    let s = UdpSocket::bind(SocketAddr::new(from, 0)).expect("bind a loopback address");
-    s.set_read_timeout(Some(wait)).unwrap();
-    s.send_to(packet, server_addr(from, port)).unwrap();
-    let mut buf = vec![0u8; 65535];
-    s.recv_from(&mut buf).ok().map(|(n, _)| buf[..n].to_vec())
-}
-
-/// One TCP exchange from `from` on a connection of its own: the reply, or `None` when
-/// nothing comes within `wait`.
-fn tcp_from(from: IpAddr, port: u16, packet: &[u8], wait: Duration) -> Option<Vec<u8>> {
-    let to = server_addr(from, port);
-    let s = Socket::new(Domain::for_address(to), Type::STREAM, Some(Protocol::TCP)).unwrap();
-    s.bind(&SocketAddr::new(from, 0).into())
-        .expect("bind a loopback address");
-    s.connect_timeout(&to.into(), Duration::from_secs(5))
-        .expect("connect");
-    let mut s: TcpStream = s.into();
-    s.set_read_timeout(Some(wait)).unwrap();
-    let mut framed = (packet.len() as u16).to_be_bytes().to_vec();
-    framed.extend_from_slice(packet);
-    s.write_all(&framed).unwrap();
-    let mut len = [0u8; 2];
-    s.read_exact(&mut len).ok()?;
-    let mut buf = vec![0u8; u16::from_be_bytes(len) as usize];
-    s.read_exact(&mut buf).ok()?;
-    Some(buf)
 }
 
 /// What a query came to.

@@ -763,8 +763,10 @@ fn a_hit_answered_at_once_is_the_hit_the_chains_future_gives() {
 /// are `Screens`, which add nothing, and acl, nsid, bufsize, header and minimal a link each
 /// (their reply edits in `Serve::amend`, their query edits' waits boxed): 2136 bytes, and the
 /// bound 2176. acl could be a screen too once a screen can count a query on its last pass
-/// only (acl counts the queries it allows once). metadata's and rewrite's links: 2200 bytes,
-/// and the bound 2240 (tsig, dnstap, dns64 and view are still to come).
+/// only (acl counts the queries it allows once). metadata's, rewrite's, cancel's and dns64's
+/// links: 2264 bytes, and the bound 2304 (tsig's link comes next). Each serving link costs
+/// its tag and padding (24 to 32 bytes) whether the block uses the plugin or not: a link
+/// that skips an empty slot without a layer of its own would stop this growth.
 #[test]
 fn the_chain_future_stays_small() {
     let core = core_for(
@@ -801,7 +803,7 @@ fn the_chain_future_stays_small() {
     let fut = core.blocks[0].chain.serve(&mut req);
     let size = std::mem::size_of_val(&fut);
     drop(fut);
-    assert!(size <= 2240, "the chain's future is {size} bytes");
+    assert!(size <= 2304, "the chain's future is {size} bytes");
 }
 
 /// Cache hits behind acl rules that none of the queries matches (another zone, other

@@ -57,6 +57,57 @@ pub fn free_port() -> Port {
     panic!("no free port");
 }
 
+/// The server's address of the client's family.
+pub fn server_addr(from: std::net::IpAddr, port: u16) -> SocketAddr {
+    match from {
+        std::net::IpAddr::V4(_) => SocketAddr::new(std::net::IpAddr::from([127, 0, 0, 1]), port),
+        std::net::IpAddr::V6(_) => {
+            SocketAddr::new(std::net::IpAddr::from(std::net::Ipv6Addr::LOCALHOST), port)
+        }
+    }
+}
+
+/// One UDP exchange from `from` (a loopback address of either family): the reply, or `None` after `wait`.
+pub fn udp_from(
+    from: std::net::IpAddr,
+    port: u16,
+    packet: &[u8],
+    wait: Duration,
+) -> Option<Vec<u8>> {
+    let s = UdpSocket::bind(SocketAddr::new(from, 0)).expect("bind a loopback address");
+    s.set_read_timeout(Some(wait)).unwrap();
+    s.send_to(packet, server_addr(from, port)).unwrap();
+    let mut buf = vec![0u8; 65535];
+    s.recv_from(&mut buf).ok().map(|(n, _)| buf[..n].to_vec())
+}
+
+/// One TCP exchange from `from` on a connection of its own: the reply, or `None` when
+/// nothing comes within `wait`.
+pub fn tcp_from(
+    from: std::net::IpAddr,
+    port: u16,
+    packet: &[u8],
+    wait: Duration,
+) -> Option<Vec<u8>> {
+    let to = server_addr(from, port);
+    use socket2::{Domain, Protocol, Socket, Type};
+    let s = Socket::new(Domain::for_address(to), Type::STREAM, Some(Protocol::TCP)).unwrap();
+    s.bind(&SocketAddr::new(from, 0).into())
+        .expect("bind a loopback address");
+    s.connect_timeout(&to.into(), Duration::from_secs(5))
+        .expect("connect");
+    let mut s: TcpStream = s.into();
+    s.set_read_timeout(Some(wait)).unwrap();
+    let mut framed = (packet.len() as u16).to_be_bytes().to_vec();
+    framed.extend_from_slice(packet);
+    s.write_all(&framed).unwrap();
+    let mut len = [0u8; 2];
+    s.read_exact(&mut len).ok()?;
+    let mut buf = vec![0u8; u16::from_be_bytes(len) as usize];
+    s.read_exact(&mut buf).ok()?;
+    Some(buf)
+}
+
 /// The options (code, data) of the OPT record of a raw reply; `None` without one.
 pub fn opt_options(reply: &[u8]) -> Option<Vec<(u16, Vec<u8>)>> {
     let r = ringdns::wire::records(reply)
