@@ -291,3 +291,6 @@ impl Serve for Tsig {
 }
 
 ringdns_plugin::export!(Tsig);
+
+#[cfg(test)]
+mod tests;
