@@ -277,6 +277,15 @@ fn require_refuses_unsigned_queries_of_its_types_and_answers_signed_ones() {
     assert!(out.contains("status: NOERROR"), "signed:\n{out}");
     assert!(out.contains("127.0.0.1"), "whoami's answer:\n{out}");
     no_failure(&out, &DIG_FAILURES, "signed locked.test");
+    // Its key names no algorithm: any of the five is taken, as CoreDNS takes it.
+    let sha384 = format!("hmac-sha384:sha256.key.:{SECRET_B64}");
+    let out = run(
+        &dig,
+        &dig_args(s.port, Some(&sha384), "locked.test", "A", true),
+    );
+    assert!(out.contains("status: NOERROR"), "hmac-sha384:\n{out}");
+    assert!(tsig_lines(&out)[0].contains("hmac-sha384."), "{out}");
+    no_failure(&out, &DIG_FAILURES, "hmac-sha384 locked.test");
     // example.org: require AXFR IXFR only.
     let out = run(&dig, &dig_args(s.port, None, "ns1.example.org", "A", false));
     assert!(

@@ -11,6 +11,7 @@ mod rr;
 mod setup;
 mod xfr;
 
+use mac::Alg;
 use ringdns_plugin::corefile::{Dispenser, Error};
 use ringdns_plugin::edit::Editor;
 use ringdns_plugin::wire::rcode::{FORMERR, NOERROR, NOTAUTH, REFUSED, SERVFAIL};
@@ -46,10 +47,11 @@ enum Check<'c> {
     Refuse,
     /// A misplaced TSIG or a MAC size RFC 8945 §5.2.2.1 forbids: FORMERR.
     FormErr,
-    /// Verification failed with this TSIG error (the key, for BADTIME's signed reply).
-    Fail(Rr, u16, Option<&'c Key>),
-    /// Verified.
-    Pass(Rr, &'c Key),
+    /// Verification failed with this TSIG error (the key and algorithm, for BADTIME's
+    /// signed reply).
+    Fail(Rr, u16, Option<(&'c Key, Alg)>),
+    /// Verified, under this key and algorithm.
+    Pass(Rr, &'c Key, Alg),
 }
 
 /// What serving does with a request.
@@ -62,7 +64,7 @@ enum Decision<'c> {
     Next(Option<usize>),
     /// A verified request on a pass that streams (a zone transfer): handed on with a
     /// connection that signs every message.
-    Stream(Rr, &'c Key),
+    Stream(Rr, &'c Key, Alg),
 }
 
 /// The server's wall-clock time in seconds since the epoch (TSIG's Time Signed). Read only
@@ -93,13 +95,17 @@ impl Tsig {
             Found::Bad => return Check::FormErr,
             Found::Tsig(t) => t,
         };
-        let Some(key) = c
-            .key(t.key.as_bytes())
-            .filter(|k| mac::Alg::from_wire(t.alg.as_bytes()) == Some(k.alg))
-        else {
+        // RFC 8945 §5.2.1: a key this server does not have, or an algorithm it does not
+        // compute or the key is not for, is BADKEY.
+        let known = t.algorithm.and_then(|alg| {
+            c.key(t.key.as_bytes())
+                .filter(|k| k.alg.is_none_or(|a| a == alg))
+                .map(|k| (k, alg))
+        });
+        let Some((key, alg)) = known else {
             return Check::Fail(t, BADKEY, None);
         };
-        if !key.alg.size_ok(t.mac.1) {
+        if !alg.size_ok(t.mac.1) {
             return Check::FormErr;
         }
         let hdr = rr::request_header(p, &t);
@@ -117,13 +123,13 @@ impl Tsig {
         );
         let mac = &p[t.mac.0..t.mac.0 + t.mac.1];
         let parts: [&[u8]; 4] = [&hdr, &p[12..t.start], &vars[..vn], other];
-        if !key.alg.verify(&key.secret, &parts, mac) {
+        if !alg.verify(&key.secret, &parts, mac) {
             return Check::Fail(t, BADSIG, None);
         }
         if with_time && unix_now().abs_diff(t.time) > u64::from(t.fudge) {
-            return Check::Fail(t, BADTIME, Some(key));
+            return Check::Fail(t, BADTIME, Some((key, alg)));
         }
-        Check::Pass(t, key)
+        Check::Pass(t, key, alg)
     }
 
     /// The decision before the rest of the chain. `streams`: this pass may hand the rest
@@ -134,8 +140,10 @@ impl Tsig {
             Check::Refuse => Decision::Answer(Status::rcode(REFUSED)),
             Check::FormErr => Decision::Answer(Status::rcode(FORMERR)),
             Check::Fail(t, error, key) => Decision::Answer(error_reply(req, &t, error, key)),
-            Check::Pass(t, key) if streams && req.stream().is_some() => Decision::Stream(t, key),
-            Check::Pass(t, _) => Decision::Next(Some(t.start)),
+            Check::Pass(t, key, alg) if streams && req.stream().is_some() => {
+                Decision::Stream(t, key, alg)
+            }
+            Check::Pass(t, ..) => Decision::Next(Some(t.start)),
         }
     }
 }
@@ -143,7 +151,7 @@ impl Tsig {
 /// NOTAUTH with the TSIG error (RFC 8945 §5.2, §5.3.2): unsigned (MAC size 0) for BADKEY
 /// and BADSIG; for BADTIME signed with the request's key, the request's Time Signed kept and
 /// the server's time in Other Data (§5.2.3).
-fn error_reply(req: &mut Request<'_>, t: &Rr, error: u16, key: Option<&Key>) -> Status {
+fn error_reply(req: &mut Request<'_>, t: &Rr, error: u16, key: Option<(&Key, Alg)>) -> Status {
     MessageWriter::reply(&req.query, req.reply, NOTAUTH).finish();
     req.finalize_reply();
     let now = unix_now();
@@ -152,7 +160,7 @@ fn error_reply(req: &mut Request<'_>, t: &Rr, error: u16, key: Option<&Key>) -> 
     let s = Signing {
         key: t.key.as_bytes(),
         alg: t.alg.as_bytes(),
-        secret: key.map(|k| (k.alg, &k.secret[..])),
+        secret: key.map(|(k, alg)| (alg, &k.secret[..])),
         prior_mac: if key.is_some() {
             &p[t.mac.0..t.mac.0 + t.mac.1]
         } else {
@@ -177,11 +185,15 @@ fn stripped(at: Option<usize>) -> Option<impl FnOnce(&mut Vec<u8>)> {
 /// gets the query without its TSIG and a [`xfr::SigningStream`]; the last message, in the
 /// reply, is signed here as the stream's next one when the stream sent any (else `amend`
 /// signs the reply as any other).
-async fn serve_streamed<N: Handler>(t: Rr, key: &Key, req: &mut Request<'_>, next: &N) -> Status {
+async fn serve_streamed<N: Handler>(
+    (t, key, alg): (Rr, &Key, Alg),
+    req: &mut Request<'_>,
+    next: &N,
+) -> Status {
     let Some(conn) = req.stream() else {
         return Status::rcode(SERVFAIL);
     };
-    let signer = xfr::SigningStream::new(conn, key, t, req.query.packet());
+    let signer = xfr::SigningStream::new(conn, (key, alg), t, req.query.packet());
     let mut packet = req.query.packet().to_vec();
     rr::strip(&mut packet, t.start);
     let Ok(q) = Query::parse(&packet) else {
@@ -229,8 +241,8 @@ impl Serve for Tsig {
             Decision::Next(at) => ServeFuture::Next {
                 fut: self.editor.serve(NAME, req, next, stripped(at)),
             },
-            Decision::Stream(t, key) => ServeFuture::Own {
-                fut: Box::pin(serve_streamed(t, key, req, next)),
+            Decision::Stream(t, key, alg) => ServeFuture::Own {
+                fut: Box::pin(serve_streamed((t, key, alg), req, next)),
             },
         }
     }
@@ -249,7 +261,7 @@ impl Serve for Tsig {
     /// that are sent. A reply that the TSIG would push past the client's size becomes the
     /// question alone with TC set (RFC 8945 §5.3).
     fn amend(&self, req: &mut Request<'_>, status: Status) -> Status {
-        let Check::Pass(t, key) = self.check(req, false) else {
+        let Check::Pass(t, key, alg) = self.check(req, false) else {
             return status;
         };
         let mut status = status;
@@ -272,7 +284,7 @@ impl Serve for Tsig {
         let s = Signing {
             key: t.key.as_bytes(),
             alg: t.alg.as_bytes(),
-            secret: Some((key.alg, &key.secret)),
+            secret: Some((alg, &key.secret)),
             prior_mac: &p[t.mac.0..t.mac.0 + t.mac.1],
             time: unix_now(),
             fudge: t.fudge,

@@ -60,6 +60,8 @@ pub struct Tsig {
     pub key: WireName,
     /// The algorithm name.
     pub alg: WireName,
+    /// The algorithm it names, when this server computes it.
+    pub algorithm: Option<Alg>,
     /// Time Signed (48 bits).
     pub time: u64,
     /// Fudge.
@@ -140,10 +142,12 @@ fn parse(msg: &[u8], start: usize, rd: std::ops::Range<usize>) -> Option<Tsig> {
     if o + 6 + other_len != rd.end {
         return None;
     }
+    let algorithm = Alg::from_wire(alg.as_bytes());
     Some(Tsig {
         start,
         key,
         alg,
+        algorithm,
         time,
         fudge,
         mac,

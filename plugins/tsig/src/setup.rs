@@ -17,8 +17,9 @@ pub const NAME: &str = "tsig";
 pub struct Key {
     /// The key name, lower-case wire form.
     pub name: Vec<u8>,
-    /// The one algorithm this key signs with.
-    pub alg: Alg,
+    /// The one algorithm this key is for (`secret NAME KEY ALG`, a key file's `algorithm`);
+    /// `None`: any of the five, as CoreDNS verifies a key with whichever the request names.
+    pub alg: Option<Alg>,
     /// The decoded secret.
     pub secret: Vec<u8>,
 }
@@ -115,8 +116,8 @@ pub fn parse(d: &mut Dispenser<'_>, block: &BlockSetup) -> Result<Config, Error>
                     }
                     let (n, w) = key_name(&args[0]).map_err(|e| d.plugin_err(NAME, e))?;
                     let alg = match args.get(2) {
-                        Some(a) => crate::setup::alg(a).map_err(|e| d.plugin_err(NAME, e))?,
-                        None => Alg::Sha256,
+                        Some(a) => Some(crate::setup::alg(a).map_err(|e| d.plugin_err(NAME, e))?),
+                        None => None,
                     };
                     let s = secret(&n, &args[1]).map_err(|e| d.plugin_err(NAME, e))?;
                     add(&mut c, n, w, alg, s).map_err(|e| d.plugin_err(NAME, e))?;
@@ -175,7 +176,13 @@ pub fn parse(d: &mut Dispenser<'_>, block: &BlockSetup) -> Result<Config, Error>
 }
 
 /// Adds a key, refusing a name defined twice (CoreDNS's `key %q redefined`).
-fn add(c: &mut Config, n: String, w: Vec<u8>, alg: Alg, secret: Vec<u8>) -> Result<(), String> {
+fn add(
+    c: &mut Config,
+    n: String,
+    w: Vec<u8>,
+    alg: Option<Alg>,
+    secret: Vec<u8>,
+) -> Result<(), String> {
     if c.key(&w).is_some() {
         return Err(format!("key \"{n}\" redefined"));
     }
@@ -187,11 +194,15 @@ fn add(c: &mut Config, n: String, w: Vec<u8>, alg: Alg, secret: Vec<u8>) -> Resu
     Ok(())
 }
 
+/// A key file's keys: name, algorithm if it names one, base64 secret.
+pub type KeyFile = Vec<(String, Option<Alg>, String)>;
+
 /// A BIND key file as CoreDNS's `parseKeyFile` reads it, line by line: `key "NAME" {`, then
-/// `algorithm ALG;` and `secret "BASE64";` lines, then `};`. Unlike CoreDNS, the algorithm
-/// is used (hmac-sha256 when absent). Gives (name, algorithm, secret) triples.
-pub fn parse_key_file(text: &str) -> Result<Vec<(String, Alg, String)>, String> {
-    let mut out: Vec<(String, Alg, String)> = Vec::new();
+/// `algorithm ALG;` and `secret "BASE64";` lines, then `};`. Unlike CoreDNS, which ignores
+/// it, the algorithm binds the key (as in BIND); without one the key takes any. Gives
+/// (name, algorithm, secret) triples.
+pub fn parse_key_file(text: &str) -> Result<KeyFile, String> {
+    let mut out: KeyFile = Vec::new();
     let mut lines = text.lines();
     while let Some(line) = lines.next() {
         let f: Vec<&str> = line.split_whitespace().collect();
@@ -212,7 +223,7 @@ pub fn parse_key_file(text: &str) -> Result<Vec<(String, Alg, String)>, String> 
         if out.iter().any(|(k, _, _)| *k == key) {
             return Err(format!("key \"{key}\" redefined"));
         }
-        let (mut a, mut secret) = (Alg::Sha256, None);
+        let (mut a, mut secret) = (None, None);
         for line in lines.by_ref() {
             let f: Vec<&str> = line.split_whitespace().collect();
             if f.is_empty() {
@@ -221,7 +232,7 @@ pub fn parse_key_file(text: &str) -> Result<Vec<(String, Alg, String)>, String> 
             match f[0] {
                 "algorithm" => {
                     let name = f.get(1).map(|s| s.trim_matches(|c| c == '"' || c == ';'));
-                    a = alg(name.unwrap_or(""))?;
+                    a = Some(alg(name.unwrap_or(""))?);
                 }
                 "secret" => {
                     let s = f.get(1).map(|s| s.trim_matches(|c| c == '"' || c == ';'));

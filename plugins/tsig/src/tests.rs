@@ -217,6 +217,46 @@ fn bind_signed_requests_verify_for_every_algorithm() {
 }
 
 #[test]
+fn a_key_without_an_algorithm_takes_each_of_the_five_and_signs_with_it() {
+    let t = || {
+        tsig(&format!(
+            ". {{\n tsig {{\n  secret test.key. {SECRET_B64}\n }}\n}}\n"
+        ))
+    };
+    for (alg, hex) in DIG {
+        let packet = unhex(hex);
+        let mut reply = Vec::new();
+        let req = udp_request(&packet, client(), &mut reply, false);
+        assert!(matches!(t().check(&req, false), Check::Pass(_, _, a) if a == alg));
+        let signed = sign_request(&query(A, true), alg, SECRET, unix_now(), alg.len());
+        let (_, reply) = serve(
+            t(),
+            Answers {
+                records: 1,
+                rcode: 0,
+            },
+            &signed,
+            true,
+        );
+        assert!(
+            reply_verifies(&reply, &signed, alg, SECRET),
+            "{}",
+            alg.name()
+        );
+    }
+    // hmac-md5 is no algorithm of this server: BADKEY.
+    let mut md5 = unhex(DIG[2].1);
+    let at = md5.windows(11).position(|w| w == b"hmac-sha256").unwrap();
+    md5[at..at + 11].copy_from_slice(b"hmac-md5.ab");
+    let mut reply = Vec::new();
+    let req = udp_request(&md5, client(), &mut reply, false);
+    assert!(matches!(
+        t().check(&req, false),
+        Check::Fail(_, BADKEY, None)
+    ));
+}
+
+#[test]
 fn a_wrong_secret_is_badsig_and_an_unknown_key_or_algorithm_badkey() {
     let packet = unhex(DIG[2].1);
     let other = tsig(". {\n tsig {\n  secret test.key. b3RoZXI=\n }\n}\n");
@@ -596,8 +636,12 @@ fn a_bind_key_file_gives_names_algorithms_and_secrets() {
     assert_eq!(
         keys,
         vec![
-            ("transfer.key.".to_string(), Alg::Sha512, "a2V5".to_string()),
-            ("other.".to_string(), Alg::Sha256, "b3RoZXI=".to_string()),
+            (
+                "transfer.key.".to_string(),
+                Some(Alg::Sha512),
+                "a2V5".to_string()
+            ),
+            ("other.".to_string(), None, "b3RoZXI=".to_string()),
         ]
     );
     for (bad, want) in [

@@ -5,7 +5,7 @@
 //! up to 99; none is simpler and what dig and kdig check best). The uncommon path: each
 //! streamed message is copied once, to append its TSIG.
 
-use crate::mac::MAX_MAC;
+use crate::mac::{Alg, MAX_MAC};
 use crate::rr::{Signing, Tsig as Rr};
 use crate::setup::Key;
 use crate::unix_now;
@@ -16,6 +16,7 @@ use std::cell::{Cell, RefCell};
 pub struct SigningStream<'a> {
     inner: &'a (dyn ReplyStream + 'a),
     key: &'a Key,
+    alg: Alg,
     tsig: Rr,
     /// The MAC of the last message signed (at first the request's).
     prior: RefCell<([u8; MAX_MAC], usize)>,
@@ -24,15 +25,21 @@ pub struct SigningStream<'a> {
 }
 
 impl<'a> SigningStream<'a> {
-    /// A stream for the transfer the verified request `packet` (its TSIG `tsig`, under `key`)
-    /// asked for, over `inner`.
-    pub fn new(inner: &'a (dyn ReplyStream + 'a), key: &'a Key, tsig: Rr, packet: &[u8]) -> Self {
+    /// A stream for the transfer the verified request `packet` (its TSIG `tsig`, under `key`
+    /// with `alg`) asked for, over `inner`.
+    pub fn new(
+        inner: &'a (dyn ReplyStream + 'a),
+        (key, alg): (&'a Key, Alg),
+        tsig: Rr,
+        packet: &[u8],
+    ) -> Self {
         let mut prior = [0u8; MAX_MAC];
         let mac = &packet[tsig.mac.0..tsig.mac.0 + tsig.mac.1];
         prior[..mac.len()].copy_from_slice(mac);
         SigningStream {
             inner,
             key,
+            alg,
             tsig,
             prior: RefCell::new((prior, mac.len())),
             signed: Cell::new(0),
@@ -50,7 +57,7 @@ impl<'a> SigningStream<'a> {
         let s = Signing {
             key: self.tsig.key.as_bytes(),
             alg: self.tsig.alg.as_bytes(),
-            secret: Some((self.key.alg, &self.key.secret)),
+            secret: Some((self.alg, &self.key.secret)),
             prior_mac: &prior.0[..prior.1],
             time: unix_now(),
             fudge: self.tsig.fudge,
