@@ -527,3 +527,25 @@ impl Tsig {
         hmac_sha256(secret, &[&size, request_mac, &body, &vars]) == self.mac
     }
 }
+
+#[test]
+fn bufsize_or_loadbalance_beside_tsig_is_a_corefile_error() {
+    for (other, words) in [
+        (
+            "bufsize 1232",
+            "plugin/tsig: bufsize in the same server block edits the query",
+        ),
+        (
+            "loadbalance",
+            "plugin/tsig: loadbalance in the same server block reorders the reply",
+        ),
+    ] {
+        let corefile = format!(
+            ".:0 {{\n  {other}\n  tsig {{\n    secret k. {SECRET_B64}\n  }}\n  whoami\n}}\n"
+        );
+        let (code, out) = common::run_expect_failure(&corefile);
+        assert_ne!(code, 0, "{other}");
+        assert!(out.contains(words), "{other}:\n{out}");
+        assert!(out.contains("Corefile:3"), "the tsig line:\n{out}");
+    }
+}
