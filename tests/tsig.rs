@@ -32,6 +32,9 @@ const ALGS: [&str; 5] = [
 ];
 /// Enough addresses that an AXFR takes several messages.
 const HOSTS: usize = 4000;
+/// Addresses of big.example.org.: 16 bytes each, a reply of about 520 bytes without EDNS,
+/// just too large for 512 with its TSIG (about 90) even after truncation drops a few.
+const BIG: usize = 28;
 /// What dig prints when a TSIG does not verify (a reply, or a transfer message).
 const DIG_FAILURES: [&str; 4] = [
     "Couldn't verify",
@@ -56,6 +59,9 @@ fn zone() -> String {
     );
     for i in 0..HOSTS {
         z.push_str(&format!("host{i} IN A 10.0.{}.{}\n", i / 250, i % 250));
+    }
+    for i in 0..BIG {
+        z.push_str(&format!("big IN A 10.1.0.{i}\n"));
     }
     z
 }
@@ -316,7 +322,7 @@ fn a_signed_axfr_of_several_messages_verifies_in_dig_and_kdig() {
             .find(|l| l.contains("XFR size:"))
             .unwrap_or_else(|| panic!("dig AXFR {alg}:\n{out}"));
         // SOA, NS, ns1, the hosts, SOA.
-        let want = format!("XFR size: {} records (messages ", HOSTS + 4);
+        let want = format!("XFR size: {} records (messages ", HOSTS + 4 + BIG);
         assert!(size.contains(&want), "{size}");
         let messages: usize = size[size.find("messages ").unwrap() + 9..]
             .split(',')
@@ -332,7 +338,7 @@ fn a_signed_axfr_of_several_messages_verifies_in_dig_and_kdig() {
             &kdig_args(s.port, Some(&key), "example.org", "AXFR", false),
         );
         no_failure(&out, &KDIG_FAILURES, &format!("kdig AXFR {alg}"));
-        let want = format!("messages, {} records)", HOSTS + 4);
+        let want = format!("messages, {} records)", HOSTS + 4 + BIG);
         assert!(out.contains(&want), "kdig AXFR {alg}:\n{out}");
         assert_eq!(
             tsig_lines(&out).len(),
@@ -548,4 +554,25 @@ fn bufsize_or_loadbalance_beside_tsig_is_a_corefile_error() {
         assert!(out.contains(words), "{other}:\n{out}");
         assert!(out.contains("Corefile:3"), "the tsig line:\n{out}");
     }
+}
+
+#[test]
+fn a_signed_reply_too_large_for_udp_is_the_question_with_tc_and_dig_gets_it_over_tcp() {
+    let Some((dig, _)) = clients() else { return };
+    let dir = TempDir::new();
+    let s = serve(&dir);
+    let key = key_arg("hmac-sha256", SECRET_B64);
+    let mut args = dig_args(s.port, Some(&key), "big.example.org", "A", false);
+    args.extend(["+noedns".into(), "+ignore".into()]);
+    let out = run(&dig, &args);
+    assert!(out.contains("flags: qr aa tc"), "TC:\n{out}");
+    assert!(out.contains("ANSWER: 0"), "the question alone:\n{out}");
+    assert_eq!(tsig_lines(&out).len(), 1, "signed:\n{out}");
+    no_failure(&out, &DIG_FAILURES, "the TC reply");
+    // Without +ignore dig retries over TCP, where the whole answer fits, signed.
+    args.pop();
+    let out = run(&dig, &args);
+    assert!(out.contains("Truncated, retrying in TCP mode"), "{out}");
+    assert!(out.contains(&format!("ANSWER: {BIG}")), "{out}");
+    no_failure(&out, &DIG_FAILURES, "the TCP retry");
 }

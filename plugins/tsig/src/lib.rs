@@ -15,7 +15,7 @@ use mac::Alg;
 use ringdns_plugin::corefile::{Dispenser, Error};
 use ringdns_plugin::edit::Editor;
 use ringdns_plugin::wire::rcode::{FORMERR, NOERROR, NOTAUTH, REFUSED, SERVFAIL};
-use ringdns_plugin::wire::{HeaderMut, MessageWriter, Query, flags};
+use ringdns_plugin::wire::{Header, HeaderMut, MessageWriter, Query, flags};
 use ringdns_plugin::{
     BlockSetup, CoreInfo, Handler, Outcome, Plugin, PluginError, Request, Serve, ServeFuture,
     Serves, Status, client_write, next_or_failure,
@@ -293,8 +293,11 @@ impl Serve for Tsig {
             subsequent: false,
         };
         if req.reply.len() + s.record_len() > req.max_reply_size() {
+            let aa = Header::of(req.reply).is_some_and(|h| h.aa());
             MessageWriter::reply(&req.query, req.reply, NOERROR).finish();
-            HeaderMut::new(req.reply).set_flag(flags::TC, true);
+            let mut h = HeaderMut::new(req.reply);
+            h.set_flag(flags::TC, true);
+            h.set_flag(flags::AA, aa);
             req.finalize_reply();
         }
         s.append(req.reply);
