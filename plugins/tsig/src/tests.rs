@@ -726,3 +726,75 @@ fn bufsize_or_loadbalance_in_the_block_is_a_setup_error() {
     let mut d = Dispenser::new(&cf.blocks[0].directives[0].tokens);
     assert!(Tsig::setup(&mut d, &mut block).is_ok());
 }
+
+/// A connection that keeps what is sent on it.
+#[derive(Default)]
+struct Kept(std::cell::RefCell<Vec<Vec<u8>>>);
+
+impl ringdns_plugin::ReplyStream for Kept {
+    fn send<'a>(&'a self, message: &'a [u8]) -> ringdns_plugin::SendFuture<'a> {
+        self.0.borrow_mut().push(message.to_vec());
+        Box::pin(async { Ok(()) })
+    }
+}
+
+#[test]
+fn a_transfer_stream_signs_the_first_message_in_full_and_the_later_ones_with_the_timers() {
+    let packet = sign_request(&query(A, false), Alg::Sha384, SECRET, unix_now(), 48);
+    let Found::Tsig(t) = rr::find(&packet, false) else {
+        panic!("signed");
+    };
+    let key = Key {
+        name: wire_name("test.key."),
+        alg: None,
+        secret: SECRET.to_vec(),
+    };
+    let kept = Kept::default();
+    let stream = xfr::SigningStream::new(&kept, (&key, Alg::Sha384), t, &packet);
+    let q = Query::parse(&packet).unwrap();
+    let mut msgs = Vec::new();
+    for i in 0..3u8 {
+        let mut m = Vec::new();
+        let mut w = MessageWriter::reply(&q, &mut m, NOERROR);
+        w.push(Section::Answer, Owner::Question, A, IN, 60, &[10, 0, 0, i])
+            .unwrap();
+        w.finish();
+        msgs.push(m);
+    }
+    use ringdns_plugin::ReplyStream;
+    for m in &msgs[..2] {
+        let sent = std::pin::pin!(stream.send(m))
+            .poll(&mut std::task::Context::from_waker(std::task::Waker::noop()));
+        assert!(matches!(sent, std::task::Poll::Ready(Ok(()))));
+    }
+    let mut last = msgs[2].clone();
+    stream.sign(&mut last);
+    assert_eq!(stream.sent(), 3);
+    let mut sent = kept.0.borrow().clone();
+    sent.push(last);
+    let mut prior = packet[t.mac.0..t.mac.0 + t.mac.1].to_vec();
+    for (i, m) in sent.iter().enumerate() {
+        let (rt, covered) = reply_tsig(m);
+        assert_eq!(covered, msgs[i], "message {i} as it was, its TSIG after it");
+        let mac = &m[rt.mac.0..rt.mac.0 + rt.mac.1];
+        let size = (prior.len() as u16).to_be_bytes();
+        let mut vars = [0u8; rr::VARS_MAX];
+        let vn = rr::variables(
+            &mut vars,
+            rt.key.as_bytes(),
+            rt.alg.as_bytes(),
+            rt.time,
+            rt.fudge,
+            0,
+            0,
+            i > 0,
+        );
+        assert_eq!(vn, if i > 0 { 8 } else { 10 + 6 + 13 + 12 }, "message {i}");
+        assert!(
+            Alg::Sha384.verify(SECRET, &[&size, &prior, &covered, &vars[..vn]], mac),
+            "message {i}"
+        );
+        assert_eq!(mac.len(), 48);
+        prior = mac.to_vec();
+    }
+}
