@@ -84,7 +84,8 @@ pub enum Found {
     None,
     /// One TSIG, the last record.
     Tsig(Tsig),
-    /// A TSIG elsewhere, twice, or malformed: FORMERR (RFC 8945 §5.2).
+    /// A TSIG elsewhere, twice, not of class ANY and TTL 0, or malformed: FORMERR (RFC
+    /// 8945 §4.2, §5.2).
     Bad,
 }
 
@@ -107,7 +108,13 @@ pub fn find(msg: &[u8], has_opt: bool) -> Found {
         let Ok(r) = r else { return Found::Bad };
         n += 1;
         if r.rtype == TSIG {
-            if found.is_some() || r.section != Section::Additional {
+            // §4.2: class ANY and TTL 0.
+            let ttl = msg.get(r.ttl_offset..r.ttl_offset + 4);
+            if found.is_some()
+                || r.section != Section::Additional
+                || r.class != 255
+                || ttl != Some(&[0u8; 4][..])
+            {
                 return Found::Bad;
             }
             found = Some(r.clone());

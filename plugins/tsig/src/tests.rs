@@ -471,6 +471,21 @@ fn a_tsig_that_is_not_the_last_record_is_formerr() {
         true,
     );
     assert_eq!(status.rcode, FORMERR);
+    // Class IN, or a TTL: FORMERR too (§4.2).
+    let good = sign_request(&query(A, false), Alg::Sha256, SECRET, unix_now(), 32);
+    let class_at = query(A, false).len() + wire_name("test.key.").len() + 2;
+    let rest = || Answers {
+        records: 1,
+        rcode: 0,
+    };
+    for (at, v) in [(class_at + 1, 1u8), (class_at + 5, 60)] {
+        let mut bad = good.clone();
+        bad[at] = v;
+        let (status, _) = serve(with_key(Alg::Sha256, ""), rest(), &bad, true);
+        assert_eq!(status.rcode, FORMERR, "byte {at}");
+    }
+    let (status, _) = serve(with_key(Alg::Sha256, ""), rest(), &good, true);
+    assert_eq!(status.rcode, NOERROR);
 }
 
 #[test]
