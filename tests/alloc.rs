@@ -763,8 +763,9 @@ fn a_hit_answered_at_once_is_the_hit_the_chains_future_gives() {
 /// are `Screens`, which add nothing, and acl, nsid, bufsize, header and minimal a link each
 /// (their reply edits in `Serve::amend`, their query edits' waits boxed): 2136 bytes, and the
 /// bound 2176. acl could be a screen too once a screen can count a query on its last pass
-/// only (acl counts the queries it allows once). metadata's, rewrite's, cancel's and dns64's
-/// links: 2264 bytes, and the bound 2304 (tsig's link comes next). Each serving link costs
+/// only (acl counts the queries it allows once). metadata's, rewrite's, cancel's, dns64's and
+/// tsig's links (tsig signs in `Serve::amend` and hands the rest a stripped copy or a
+/// signing stream): 2296 bytes, and the bound 2304. Each serving link costs
 /// its tag and padding (24 to 32 bytes) whether the block uses the plugin or not: a link
 /// that skips an empty slot without a layer of its own would stop this growth.
 #[test]
@@ -1402,4 +1403,67 @@ fn external_answers_from_k8s_external_allocate_nothing() {
     ];
     let total = allocations_serving(&core, &queries, check_counts(&expected));
     assert_eq!(total, 0, "k8s_external answers allocated {total} times");
+}
+
+/// `packet` signed with hmac-sha256 under `k.` ("secret-key-for-tests") now, as a client
+/// signs it (RFC 8945 §4.3.1).
+fn tsig_signed(mut packet: Vec<u8>) -> Vec<u8> {
+    use hmac::{Hmac, Mac};
+    let key = common::wire_name("k.");
+    let alg = common::wire_name("hmac-sha256.");
+    let time = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let mut vars = key.clone();
+    vars.extend_from_slice(&[0, 255, 0, 0, 0, 0]);
+    vars.extend_from_slice(&alg);
+    vars.extend_from_slice(&time.to_be_bytes()[2..]);
+    vars.extend_from_slice(&[1, 44, 0, 0, 0, 0]); // fudge 300, error 0, no other data
+    let mut m = <Hmac<sha2::Sha256> as Mac>::new_from_slice(b"secret-key-for-tests").unwrap();
+    m.update(&packet);
+    m.update(&vars);
+    let mac = m.finalize().into_bytes();
+    let id = [packet[0], packet[1]];
+    packet.extend_from_slice(&key);
+    packet.extend_from_slice(&[0, 250, 0, 255, 0, 0, 0, 0]);
+    packet.extend_from_slice(&((alg.len() + 16 + mac.len()) as u16).to_be_bytes());
+    packet.extend_from_slice(&alg);
+    packet.extend_from_slice(&time.to_be_bytes()[2..]);
+    packet.extend_from_slice(&[1, 44, 0, 32]);
+    packet.extend_from_slice(&mac);
+    packet.extend_from_slice(&id);
+    packet.extend_from_slice(&[0, 0, 0, 0]);
+    packet[11] += 1;
+    packet
+}
+
+#[test]
+fn tsig_unsigned_refused_and_signed_queries_allocate_nothing() {
+    let core = core_for(
+        ".:53 {\n tsig {\n  secret k. c2VjcmV0LWtleS1mb3ItdGVzdHM=\n  require TXT\n }\n whoami\n}\n",
+    );
+    let queries = [
+        common::query(0x1001, "www.example.org.", 1),
+        common::query_full(0x1002, "www.example.org.", 28, 1, EDNS),
+        common::query(0x1003, "www.example.org.", 16),
+        tsig_signed(common::query(0x1004, "www.example.org.", 1)),
+        tsig_signed(common::query_full(0x1005, "www.example.org.", 16, 1, EDNS)),
+    ];
+    // whoami: the address and the port in additional; then the OPT, then the TSIG.
+    let expected = [(0, 0, 2), (0, 0, 3), (5, 0, 0), (0, 0, 3), (0, 0, 4)];
+    let counts = check_counts(&expected);
+    let total = allocations_serving(&core, &queries, |i, reply| {
+        counts(i, reply);
+        if i >= 3 {
+            // The TSIG record is last (74 bytes): its type follows the key name `k.`.
+            let n = reply.len();
+            assert_eq!(
+                &reply[n - 74 + 3..n - 74 + 5],
+                &[0, 250],
+                "query {i}: signed"
+            );
+        }
+    });
+    assert_eq!(total, 0, "tsig allocated {total} times");
 }
