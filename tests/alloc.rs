@@ -753,7 +753,9 @@ fn a_hit_answered_at_once_is_the_hit_the_chains_future_gives() {
 /// are `Screens`, which add nothing, and acl, nsid, bufsize, header and minimal a link each
 /// (their reply edits in `Serve::amend`, their query edits' waits boxed): 2136 bytes, and the
 /// bound 2176. acl could be a screen too once a screen can count a query on its last pass
-/// only (acl counts the queries it allows once).
+/// only (acl counts the queries it allows once). dnstap (issue 17) is a link too, its
+/// response tapped in `Serve::amend` so that it keeps nothing across the rest's await: from
+/// 2168 to 2200 bytes, and the bound 2208.
 #[test]
 fn the_chain_future_stays_small() {
     let core = core_for(
@@ -790,7 +792,7 @@ fn the_chain_future_stays_small() {
     let fut = core.blocks[0].chain.serve(&mut req);
     let size = std::mem::size_of_val(&fut);
     drop(fut);
-    assert!(size <= 2176, "the chain's future is {size} bytes");
+    assert!(size <= 2208, "the chain's future is {size} bytes");
 }
 
 /// Cache hits behind acl rules that none of the queries matches (another zone, other

@@ -22,9 +22,9 @@ use crate::core::CoreTaps;
 use ringdns_plugin::corefile::{Dispenser, Error};
 use ringdns_plugin::tap::{CoreTap, Tapper, Tappers};
 use ringdns_plugin::wire::MessageWriter;
-use ringdns_plugin::wrap::{self, Wrap};
 use ringdns_plugin::{
     BlockSetup, CoreInfo, Handler, Outcome, Plugin, Request, Serve, Serves, Status, client_write,
+    next_or_failure, next_or_failure_now,
 };
 use std::future::Future;
 use std::rc::Rc;
@@ -99,42 +99,28 @@ impl Serve for Dnstap {
         })
     }
 
+    /// On the deferred pass, the last one a query takes, CLIENT_QUERY is tapped before the
+    /// rest runs, so that it comes before forward's messages, as in CoreDNS. Nothing is kept
+    /// across the rest's await: the response is tapped in [`Serve::amend`].
     fn serve<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> impl Future<Output = Outcome> {
-        wrap::serve(self, req, next)
+        if req.can_wait() && !req.is_refresh() {
+            self.query(req);
+        }
+        next_or_failure(Self::NAME, next, req)
     }
 
     fn serve_now<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> Option<Status> {
-        wrap::serve_now(self, req, next)
+        next_or_failure_now(Self::NAME, next, req)
     }
 
-    /// Starts the core's writers (one per `dnstap` line).
-    fn start(&self) {
-        writer::start(&self.taps);
-    }
-}
-
-/// CLIENT_QUERY and CLIENT_RESPONSE, once per query, on the pass that serves it.
-impl Wrap for Dnstap {
-    /// Whether CLIENT_QUERY was tapped already (on the deferred pass, before the rest, so
-    /// that it comes before forward's messages, as in CoreDNS).
-    type Before = bool;
-
-    /// The deferred pass is the last one a query takes, so CLIENT_QUERY is tapped there
-    /// before the rest runs (forward taps its exchanges then); on the inline passes nothing
-    /// is tapped until the rest answers. The server's own refreshes are not client queries.
-    fn before(&self, req: &Request<'_>) -> Option<bool> {
+    /// Once per query, on the pass that served it: CLIENT_QUERY when that pass was an
+    /// inline one (nothing was tapped yet), then CLIENT_RESPONSE. The server's own
+    /// refreshes are not client queries.
+    fn amend(&self, req: &mut Request<'_>, status: Status) -> Status {
         if req.is_refresh() {
-            return None;
+            return status;
         }
-        if req.can_wait() {
-            self.query(req);
-            return Some(true);
-        }
-        Some(false)
-    }
-
-    fn after(&self, req: &mut Request<'_>, tapped: bool, status: Status) -> Status {
-        if !tapped {
+        if !req.can_wait() {
             self.query(req);
         }
         let full = self.taps.shared.taps.iter().any(|t| t.full);
@@ -151,6 +137,11 @@ impl Wrap for Dnstap {
             Instant::now(),
         );
         status
+    }
+
+    /// Starts the core's writers (one per `dnstap` line).
+    fn start(&self) {
+        writer::start(&self.taps);
     }
 }
 
