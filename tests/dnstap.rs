@@ -447,3 +447,138 @@ fn a_reader_that_never_reads_costs_drops_not_answers() {
     done.store(true, std::sync::atomic::Ordering::Relaxed);
     stuck.join().unwrap();
 }
+
+/// Frame Streams' control frame `kind` with the dnstap content type (none when `ct` is
+/// false), as the test's own TLS reader and file writer send them.
+fn control(kind: u32, ct: bool) -> Vec<u8> {
+    let ctype = b"protobuf:dnstap.Dnstap";
+    let fields = if ct { 8 + ctype.len() } else { 0 };
+    let mut out = vec![0, 0, 0, 0];
+    out.extend_from_slice(&((4 + fields) as u32).to_be_bytes());
+    out.extend_from_slice(&kind.to_be_bytes());
+    if ct {
+        out.extend_from_slice(&1u32.to_be_bytes());
+        out.extend_from_slice(&(ctype.len() as u32).to_be_bytes());
+        out.extend_from_slice(ctype);
+    }
+    out
+}
+
+/// Reads a control frame (escape, length, body) and returns its type.
+fn read_control(s: &mut impl Read) -> std::io::Result<u32> {
+    let mut head = [0u8; 8];
+    s.read_exact(&mut head)?;
+    assert_eq!(head[..4], [0, 0, 0, 0], "a control frame");
+    let mut body = vec![0u8; u32::from_be_bytes(head[4..].try_into().unwrap()) as usize];
+    s.read_exact(&mut body)?;
+    Ok(u32::from_be_bytes(body[..4].try_into().unwrap()))
+}
+
+/// A `tls://` reader: the test terminates TLS (a self-signed certificate, so the server
+/// needs `skipverify`) and speaks Frame Streams itself, and writes the data frames it got
+/// into a Frame Streams file that golang-dnstap's `dnstap -r` decodes.
+#[test]
+fn a_tls_reader_gets_the_stream_with_skipverify() {
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+    let Some(dnstap) = dnstap_tool("dnstap tls") else {
+        return;
+    };
+    let dir = TempDir::new();
+    let ck = rcgen::generate_simple_self_signed(vec!["tap.test".to_string()]).unwrap();
+    let chain = vec![CertificateDer::from(ck.cert.der().to_vec())];
+    let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(ck.signing_key.serialize_der()));
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(chain, key)
+        .unwrap();
+    let config = std::sync::Arc::new(config);
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let tap_port = listener.local_addr().unwrap().port();
+    let file = dir.0.join("tls.fstrm");
+    let path = file.clone();
+    let reader = std::thread::spawn(move || {
+        listener.set_nonblocking(true).unwrap();
+        let t0 = Instant::now();
+        let tcp = loop {
+            match listener.accept() {
+                Ok((tcp, _)) => break tcp,
+                Err(_) if t0.elapsed() < Duration::from_secs(10) => {
+                    std::thread::sleep(Duration::from_millis(10))
+                }
+                Err(e) => panic!("no connection from the server within 10 s: {e}"),
+            }
+        };
+        tcp.set_nonblocking(false).unwrap();
+        tcp.set_read_timeout(Some(Duration::from_secs(15))).unwrap();
+        let conn = rustls::ServerConnection::new(config).unwrap();
+        let mut tls = rustls::StreamOwned::new(conn, tcp);
+        assert_eq!(read_control(&mut tls).unwrap(), 4, "READY");
+        tls.write_all(&control(1, true)).unwrap();
+        tls.flush().unwrap();
+        assert_eq!(read_control(&mut tls).unwrap(), 2, "START");
+        let mut out = control(2, true);
+        let mut stopped = false;
+        loop {
+            let mut len = [0u8; 4];
+            if tls.read_exact(&mut len).is_err() {
+                break;
+            }
+            let n = u32::from_be_bytes(len) as usize;
+            if n == 0 {
+                // STOP: FINISH back.
+                let mut rest = [0u8; 8];
+                tls.read_exact(&mut rest).unwrap();
+                assert_eq!(rest, [0, 0, 0, 4, 0, 0, 0, 3], "STOP");
+                tls.write_all(&control(5, false)).unwrap();
+                tls.flush().unwrap();
+                stopped = true;
+                break;
+            }
+            let mut frame = vec![0u8; n];
+            tls.read_exact(&mut frame).unwrap();
+            out.extend_from_slice(&len);
+            out.extend_from_slice(&frame);
+        }
+        out.extend_from_slice(&control(3, false));
+        std::fs::write(&path, out).unwrap();
+        stopped
+    });
+    let mut server = Server::start(|p| {
+        format!(
+            "{{\n workers 1\n}}\n.:{p} {{\n dnstap tls://127.0.0.1:{tap_port} full {{\n skipverify\n }}\n whoami\n}}\n"
+        )
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    for id in 0..3 {
+        udp_exchange(
+            server.port,
+            &query(id, "tls.example.", 1),
+            Duration::from_secs(1),
+        )
+        .expect("answered");
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    server.signal("TERM");
+    assert_eq!(server.wait_exit(Duration::from_secs(10)), Some(0));
+    assert!(reader.join().unwrap(), "the stream ended with STOP");
+    let out = Command::new(dnstap)
+        .arg("-r")
+        .arg(&file)
+        .arg("-y")
+        .output()
+        .unwrap();
+    let msgs = messages(&String::from_utf8_lossy(&out.stdout));
+    let tls = about(&msgs, "tls.example.");
+    assert_eq!(
+        tls.iter().filter(|m| m.kind == "CLIENT_QUERY").count(),
+        3,
+        "{msgs:#?}"
+    );
+    assert_eq!(
+        tls.iter().filter(|m| m.kind == "CLIENT_RESPONSE").count(),
+        3
+    );
+}
