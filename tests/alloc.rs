@@ -458,6 +458,40 @@ fn serving_with_log_allocates_nothing() {
     serve_cases_without_allocating(&core, LOG_ITERATIONS, || core.after_batch());
 }
 
+/// The same blocks tapped by dnstap (`full`: the server's own error replies are written for
+/// the tap too). No reader is connected here (no writer runs without an executor), so every
+/// message is counted as dropped: the query path around the taps allocates nothing.
+const WITH_DNSTAP: &str = "\
+example.org:53 {
+    dnstap /nonexistent/alloc-dnstap.sock full
+    whoami
+}
+.:53 {
+    dnstap /nonexistent/alloc-dnstap.sock full
+    erratic {
+        drop 0
+    }
+}
+example.net:53 {
+}
+";
+
+#[test]
+fn serving_with_dnstap_allocates_nothing() {
+    let core = core_for(WITH_DNSTAP);
+    serve_cases_without_allocating(&core, ITERATIONS, || {});
+    // The queries were tapped (and dropped, with no reader): this is not a chain without it.
+    let page = ringdns::metrics::registry::collect();
+    let dropped = page.get(
+        "ringdns_dnstap_dropped_total",
+        &["/nonexistent/alloc-dnstap.sock"],
+    );
+    assert!(
+        dropped.is_some_and(|v| v.count() >= ITERATIONS as f64 * 2.0),
+        "{dropped:?}"
+    );
+}
+
 /// erratic answers behind the cache: the first query of each kind is a miss (stored), every
 /// later one a hit.
 const WITH_CACHE: &str = "\
