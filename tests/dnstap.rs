@@ -30,11 +30,20 @@ impl Reader {
             .arg(socket)
             .arg("-y")
             .stdout(file)
-            .stderr(Stdio::null())
+            .stderr(std::fs::File::create(dir.0.join(format!("{name}.log"))).unwrap())
             .spawn()
             .unwrap();
         wait_for(|| socket.exists(), "the reader's socket");
         Reader { child, out }
+    }
+
+    /// Its log (golang-dnstap's `accepted connection N`, `closed connection N`).
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.out.with_file_name(format!(
+            "{}.log",
+            self.out.file_name().unwrap().to_string_lossy()
+        )))
+        .unwrap_or_default()
     }
 
     /// What it decoded so far.
@@ -580,5 +589,63 @@ fn a_tls_reader_gets_the_stream_with_skipverify() {
     assert_eq!(
         tls.iter().filter(|m| m.kind == "CLIENT_RESPONSE").count(),
         3
+    );
+}
+
+/// A reload ends the old configuration's stream (STOP, FINISH: the reader closes that
+/// connection) and the new one's writer connects with the new settings.
+#[test]
+fn a_reload_ends_the_old_stream_and_starts_the_new_one() {
+    let Some(dnstap) = dnstap_tool("dnstap reload") else {
+        return;
+    };
+    let dir = TempDir::new();
+    let socket = dir.0.join("reload.sock");
+    let reader = Reader::unix(&dnstap, &dir, &socket, "reload.yaml");
+    let sock = socket.display().to_string();
+    let corefile = |p: u16, id: &str| {
+        format!(
+            "{{\n workers 1\n}}\n.:{p} {{\n dnstap {sock} full {{\n identity {id}\n }}\n whoami\n}}\n"
+        )
+    };
+    let server = Server::start(|p| corefile(p, "one"));
+    let tapped_by = |id: &str, name: &str, first: u16| {
+        let t0 = Instant::now();
+        let mut q = first;
+        while !messages(&reader.text())
+            .iter()
+            .any(|m| m.identity == id && m.text.contains(&format!(";{name}\tIN")))
+        {
+            assert!(t0.elapsed() < Duration::from_secs(5), "no {name} from {id}");
+            udp_exchange(server.port, &query(q, name, 1), Duration::from_secs(1))
+                .expect("answered");
+            q = q.wrapping_add(1);
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    tapped_by("one", "first.example.", 1);
+    assert!(
+        !reader.log().contains("closed connection"),
+        "{}",
+        reader.log()
+    );
+    server
+        .dir
+        .write("Corefile.next", &corefile(server.port, "two"));
+    std::fs::rename(
+        server.dir.0.join("Corefile.next"),
+        server.dir.0.join("Corefile"),
+    )
+    .unwrap();
+    server.signal("USR1");
+    assert!(
+        server.wait_stdout("[INFO] Reloading complete", Duration::from_secs(10)),
+        "{}",
+        server.stdout()
+    );
+    tapped_by("two", "second.example.", 100);
+    wait_for(
+        || reader.log().contains("closed connection 1"),
+        "end of the old stream",
     );
 }

@@ -29,16 +29,34 @@ use ringdns_plugin::{
 use std::future::Future;
 use std::rc::Rc;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// How long a stop waits for the writers to send what is queued and end their streams
 /// (STOP, FINISH): CoreDNS's flush and close, bounded.
 const STOP_WAIT: Duration = Duration::from_secs(5);
 
+/// Loads of the Corefile that had a dnstap line, numbered from 1.
+static LOADS: AtomicU64 = AtomicU64::new(0);
+/// The newest of them whose chain a core made current: the writers of older loads end
+/// their streams (STOP, FINISH) then, rather than when their chain is finally dropped
+/// (which waits for every listener loop of the core to serve a batch with the new one).
+static CURRENT: AtomicU64 = AtomicU64::new(0);
+
+/// One load's number, shared by its blocks (`BlockSetup::shared`).
+struct Load(u64);
+
+impl Default for Load {
+    fn default() -> Self {
+        Load(LOADS.fetch_add(1, Ordering::Relaxed) + 1)
+    }
+}
+
 /// A block's `dnstap` lines and the state their writers share.
 #[derive(Default)]
 pub struct Shared {
+    /// The load this configuration came from.
+    pub load: u64,
     /// The lines, in order: every message goes to each.
     pub taps: Vec<TapConfig>,
     /// The server stops: the writers send what is queued, STOP, and end.
@@ -75,6 +93,7 @@ impl Plugin for Dnstap {
         let taps = setup::parse(d)?;
         let shared = Arc::new(Shared {
             taps,
+            load: block.shared::<Load>().0,
             ..Shared::default()
         });
         block
@@ -141,7 +160,16 @@ impl Serve for Dnstap {
 
     /// Starts the core's writers (one per `dnstap` line).
     fn start(&self) {
+        CURRENT.fetch_max(self.taps.shared.load, Ordering::Relaxed);
         writer::start(&self.taps);
+    }
+}
+
+impl Shared {
+    /// Whether the writers should end their streams: the server stops, or a newer
+    /// configuration with dnstap became current.
+    pub fn ending(&self) -> bool {
+        self.stopping.load(Ordering::Relaxed) || self.load < CURRENT.load(Ordering::Relaxed)
     }
 }
 

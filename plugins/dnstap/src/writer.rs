@@ -114,7 +114,7 @@ async fn session<S: AsyncRead + AsyncWrite + Unpin>(
             return End::Done;
         };
         let sink = core.sinks[index].clone();
-        if core.shared.stopping.load(Ordering::Relaxed) {
+        if core.shared.ending() {
             // What is queued goes out before STOP.
             let n = {
                 let mut p = sink.pending.borrow_mut();
@@ -233,8 +233,7 @@ async fn tcp(addr: std::net::SocketAddr, write_buffer: usize) -> io::Result<TcpS
 
 /// Whether the writer should end: the chain was dropped, or the server stops.
 fn over(taps: &Weak<CoreTaps>) -> bool {
-    taps.upgrade()
-        .is_none_or(|c| c.shared.stopping.load(Ordering::Relaxed))
+    taps.upgrade().is_none_or(|c| c.shared.ending())
 }
 
 /// The writer of line `index` on this core, until the chain is dropped or the server stops.
