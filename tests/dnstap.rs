@@ -483,16 +483,9 @@ fn read_control(s: &mut impl Read) -> std::io::Result<u32> {
     Ok(u32::from_be_bytes(body[..4].try_into().unwrap()))
 }
 
-/// A `tls://` reader: the test terminates TLS (a self-signed certificate, so the server
-/// needs `skipverify`) and speaks Frame Streams itself, and writes the data frames it got
-/// into a Frame Streams file that golang-dnstap's `dnstap -r` decodes.
-#[test]
-fn a_tls_reader_gets_the_stream_with_skipverify() {
+/// A TLS listener on loopback with a self-signed certificate for `tap.test`.
+fn tls_listener() -> (std::net::TcpListener, std::sync::Arc<rustls::ServerConfig>) {
     use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
-    let Some(dnstap) = dnstap_tool("dnstap tls") else {
-        return;
-    };
-    let dir = TempDir::new();
     let ck = rcgen::generate_simple_self_signed(vec!["tap.test".to_string()]).unwrap();
     let chain = vec![CertificateDer::from(ck.cert.der().to_vec())];
     let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(ck.signing_key.serialize_der()));
@@ -503,27 +496,76 @@ fn a_tls_reader_gets_the_stream_with_skipverify() {
         .with_no_client_auth()
         .with_single_cert(chain, key)
         .unwrap();
-    let config = std::sync::Arc::new(config);
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    (listener, std::sync::Arc::new(config))
+}
+
+/// The first connection to `listener` (within 10 s), as a TLS stream not yet handshaken.
+fn tls_accept(
+    listener: &std::net::TcpListener,
+    config: std::sync::Arc<rustls::ServerConfig>,
+) -> rustls::StreamOwned<rustls::ServerConnection, std::net::TcpStream> {
+    listener.set_nonblocking(true).unwrap();
+    let t0 = Instant::now();
+    let tcp = loop {
+        match listener.accept() {
+            Ok((tcp, _)) => break tcp,
+            Err(_) if t0.elapsed() < Duration::from_secs(10) => {
+                std::thread::sleep(Duration::from_millis(10))
+            }
+            Err(e) => panic!("no connection from the server within 10 s: {e}"),
+        }
+    };
+    tcp.set_nonblocking(false).unwrap();
+    tcp.set_read_timeout(Some(Duration::from_secs(15))).unwrap();
+    rustls::StreamOwned::new(rustls::ServerConnection::new(config).unwrap(), tcp)
+}
+
+/// Without `skipverify` the reader's certificate is checked (against the system's roots,
+/// which do not hold the test's self-signed one): the server refuses the handshake.
+#[test]
+fn a_tls_reader_with_an_unknown_certificate_is_refused_without_skipverify() {
+    let (listener, config) = tls_listener();
+    let tap_port = listener.local_addr().unwrap().port();
+    let reader = std::thread::spawn(move || {
+        let mut tls = tls_accept(&listener, config);
+        read_control(&mut tls).map_err(|e| e.to_string())
+    });
+    let server = Server::start(|p| {
+        format!("{{\n workers 1\n}}\n.:{p} {{\n dnstap tls://127.0.0.1:{tap_port}\n whoami\n}}\n")
+    });
+    let got = reader.join().unwrap();
+    got.expect_err("the handshake must fail");
+    // The server says why, as CoreDNS's "No connection to dnstap endpoint".
+    let said = |needle: &str| server.stdout().contains(needle) || server.stderr().contains(needle);
+    let t0 = Instant::now();
+    while !said("No connection to dnstap endpoint") && t0.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        said("No connection to dnstap endpoint") && said("certificate"),
+        "{}\n{}",
+        server.stdout(),
+        server.stderr()
+    );
+    drop(server);
+}
+
+/// A `tls://` reader: the test terminates TLS (a self-signed certificate, so the server
+/// needs `skipverify`) and speaks Frame Streams itself, and writes the data frames it got
+/// into a Frame Streams file that golang-dnstap's `dnstap -r` decodes.
+#[test]
+fn a_tls_reader_gets_the_stream_with_skipverify() {
+    let Some(dnstap) = dnstap_tool("dnstap tls") else {
+        return;
+    };
+    let dir = TempDir::new();
+    let (listener, config) = tls_listener();
     let tap_port = listener.local_addr().unwrap().port();
     let file = dir.0.join("tls.fstrm");
     let path = file.clone();
     let reader = std::thread::spawn(move || {
-        listener.set_nonblocking(true).unwrap();
-        let t0 = Instant::now();
-        let tcp = loop {
-            match listener.accept() {
-                Ok((tcp, _)) => break tcp,
-                Err(_) if t0.elapsed() < Duration::from_secs(10) => {
-                    std::thread::sleep(Duration::from_millis(10))
-                }
-                Err(e) => panic!("no connection from the server within 10 s: {e}"),
-            }
-        };
-        tcp.set_nonblocking(false).unwrap();
-        tcp.set_read_timeout(Some(Duration::from_secs(15))).unwrap();
-        let conn = rustls::ServerConnection::new(config).unwrap();
-        let mut tls = rustls::StreamOwned::new(conn, tcp);
+        let mut tls = tls_accept(&listener, config);
         assert_eq!(read_control(&mut tls).unwrap(), 4, "READY");
         tls.write_all(&control(1, true)).unwrap();
         tls.flush().unwrap();
