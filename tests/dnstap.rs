@@ -173,13 +173,13 @@ fn client_and_forwarder_messages_reach_the_dnstap_reader_over_a_unix_socket() {
     let mut id = 1;
     while about(&messages(&reader.text()), "local.example.").is_empty() {
         assert!(
-            t0.elapsed() < Duration::from_secs(5),
+            t0.elapsed() < Duration::from_secs(10),
             "no tap of local.example."
         );
         udp_exchange(
             server.port,
             &query(id, "local.example.", 1),
-            Duration::from_secs(1),
+            Duration::from_secs(3),
         )
         .expect("answered");
         id += 1;
@@ -242,6 +242,8 @@ fn client_and_forwarder_messages_reach_the_dnstap_reader_over_a_unix_socket() {
         "{b:#?}"
     );
     assert!(b.iter().all(|m| m.protocol == "TCP"), "{b:#?}");
+    assert!(b[3].text.contains("status: NOERROR"), "{}", b[3].text);
+    assert!(b[2].text.contains("ADDITIONAL SECTION"), "{}", b[2].text);
 
     // A stop ends the stream (STOP, FINISH) before the server exits.
     server.signal("TERM");
@@ -285,7 +287,7 @@ fn fstrm_capture_takes_the_stream_over_tcp() {
         udp_exchange(
             server.port,
             &query(id, "tcp.example.", 1),
-            Duration::from_secs(1),
+            Duration::from_secs(3),
         )
         .expect("answered");
     }
@@ -342,8 +344,8 @@ fn a_reader_that_goes_away_and_comes_back_gets_the_stream_again() {
                 t0.elapsed() < Duration::from_secs(15),
                 "{name} never reached the reader"
             );
-            udp_exchange(server.port, &query(id, name, 1), Duration::from_secs(1))
-                .expect("answered");
+            // An answer lost to a loaded machine is asked again; the loop is bounded.
+            let _ = udp_exchange(server.port, &query(id, name, 1), Duration::from_secs(3));
             id = id.wrapping_add(1);
             std::thread::sleep(Duration::from_millis(100));
         }
@@ -356,7 +358,7 @@ fn a_reader_that_goes_away_and_comes_back_gets_the_stream_again() {
         udp_exchange(
             server.port,
             &query(200 + id, "gone.example.", 1),
-            Duration::from_secs(1),
+            Duration::from_secs(3),
         )
         .expect("answered without a reader");
     }
@@ -414,7 +416,7 @@ fn a_reader_that_never_reads_costs_drops_not_answers() {
     });
     std::thread::sleep(Duration::from_millis(300));
     let s = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(1))).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
     let mut buf = [0u8; 1500];
     let t0 = Instant::now();
     let mut slowest = Duration::ZERO;
@@ -607,7 +609,7 @@ fn a_tls_reader_gets_the_stream_with_skipverify() {
         udp_exchange(
             server.port,
             &query(id, "tls.example.", 1),
-            Duration::from_secs(1),
+            Duration::from_secs(3),
         )
         .expect("answered");
     }
@@ -658,8 +660,11 @@ fn a_reload_ends_the_old_stream_and_starts_the_new_one() {
             .iter()
             .any(|m| m.identity == id && m.text.contains(&format!(";{name}\tIN")))
         {
-            assert!(t0.elapsed() < Duration::from_secs(5), "no {name} from {id}");
-            udp_exchange(server.port, &query(q, name, 1), Duration::from_secs(1))
+            assert!(
+                t0.elapsed() < Duration::from_secs(10),
+                "no {name} from {id}"
+            );
+            udp_exchange(server.port, &query(q, name, 1), Duration::from_secs(3))
                 .expect("answered");
             q = q.wrapping_add(1);
             std::thread::sleep(Duration::from_millis(50));
