@@ -47,6 +47,7 @@ pub mod snapshot;
 pub mod spare;
 mod status;
 pub mod stream;
+pub mod tap;
 #[cfg(feature = "tls")]
 pub mod tls;
 pub mod wrap;

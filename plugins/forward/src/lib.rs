@@ -25,6 +25,7 @@ pub use counters::{PROTOS, RuleCounters, UpstreamCounters};
 
 use health::Health;
 use ringdns_plugin::corefile::{Dispenser, Error};
+use ringdns_plugin::tap::{CoreTap, Forwarded, Tappers};
 use ringdns_plugin::wire::rcode::{FORMERR, NOERROR, REFUSED, SERVFAIL};
 use ringdns_plugin::wire::{Header, HeaderMut, Name, name_to_wire};
 use ringdns_plugin::{
@@ -81,6 +82,8 @@ impl Rule {
 /// All forward lines of a block, in order.
 pub struct Config {
     rules: Vec<Arc<Rule>>,
+    /// The block's dnstap, if it has one (CoreDNS's `tapPlugins`), found at build time.
+    tappers: Arc<Tappers>,
 }
 
 struct RuleCore {
@@ -98,6 +101,8 @@ struct Inner {
     janitor: Cell<bool>,
     /// Rounds the janitor has made, for tests that it runs.
     sweeps: Cell<u64>,
+    /// The core's dnstap taps, when the block has dnstap: every exchange is tapped there.
+    taps: Option<Rc<dyn CoreTap>>,
 }
 
 /// The per-core instance.
@@ -159,7 +164,10 @@ impl Plugin for Forward {
             .collect::<Result<_, _>>()?;
         // CoreDNS lets CH-class queries through on listeners whose blocks forward.
         block.allow_chaos = true;
-        Ok(Config { rules })
+        Ok(Config {
+            rules,
+            tappers: block.block_shared::<Tappers>(),
+        })
     }
 }
 
@@ -195,6 +203,7 @@ impl Serve for Forward {
                 rng: RefCell::new(fastrand::Rng::new()),
                 janitor: Cell::new(false),
                 sweeps: Cell::new(0),
+                taps: config.tappers.get("dnstap").and_then(|t| t.core(core)),
             }),
         })
     }
@@ -404,6 +413,18 @@ async fn forward_one(inner: &Rc<Inner>, ri: usize, req: &mut Request<'_>) -> Don
             }
         };
         now = ask.answered.take().unwrap_or_else(Instant::now);
+        if let Some(taps) = &inner.taps {
+            // FORWARDER_QUERY, and FORWARDER_RESPONSE when a reply came (CoreDNS's toDnstap).
+            let replied = matches!(result, Ok(()) | Err(upstream::ExchangeError::Rejected(_)));
+            taps.forwarded(&Forwarded {
+                upstream: up.up.addr,
+                tcp: via != Via::Udp,
+                query,
+                reply: replied.then_some(&req.reply[..]),
+                sent: t0,
+                answered: now,
+            });
+        }
         match result {
             Ok(()) => {
                 shared.health[u].success();
