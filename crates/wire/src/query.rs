@@ -319,6 +319,19 @@ impl<'a> Query<'a> {
         }
     }
 
+    /// Whether the query is signed: its last record is a TSIG (RFC 8945 §5.1 puts it last
+    /// in the additional section). For plugins that edit queries or replies and must leave
+    /// signed messages alone, or the MAC breaks. A query without additional records
+    /// answers from its header.
+    pub fn has_tsig(&self) -> bool {
+        if Header::new(self.packet).arcount() == 0 {
+            return false;
+        }
+        super::records::records(self.packet)
+            .map(|it| it.flatten().last().is_some_and(|r| r.rtype == rtype::TSIG))
+            .unwrap_or(false)
+    }
+
     /// True when CoreDNS answers BADVERS (EDNS version other than 0).
     #[inline]
     pub fn bad_edns_version(&self) -> bool {

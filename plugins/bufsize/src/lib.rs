@@ -85,7 +85,9 @@ impl Bufsize {
     /// when the query advertises more; `None` when it does not, or has no OPT.
     fn edit(&self, req: &Request<'_>) -> Option<impl FnOnce(&mut Vec<u8>) + use<>> {
         let size = self.config.size;
-        if req.query.opt()?.udp_size <= size {
+        // A signed query goes on as it came: its MAC covers the OPT (tsig, further in,
+        // verifies it).
+        if req.query.opt()?.udp_size <= size || req.query.has_tsig() {
             return None;
         }
         let packet = req.query.packet();

@@ -95,33 +95,12 @@ fn alg(s: &str) -> Result<Alg, String> {
     Alg::from_name(s).ok_or_else(|| format!("unsupported algorithm '{s}'"))
 }
 
-/// What an other plugin of the block would do to signed messages. Outer to tsig in
-/// plugin.cfg's (CoreDNS's) order, bufsize changes the query before tsig can verify it and
-/// loadbalance reorders the reply after tsig signed it, so either would make every MAC
-/// fail (in CoreDNS the server verifies and signs around the whole chain instead).
-fn conflict(plugin: &str) -> Option<&'static str> {
-    match plugin {
-        "bufsize" => Some(
-            "bufsize in the same server block edits the query before tsig verifies it \
-             (its MAC would fail): not supported yet",
-        ),
-        "loadbalance" => Some(
-            "loadbalance in the same server block reorders the reply after tsig signed it \
-             (its MAC would fail): not supported yet",
-        ),
-        _ => None,
-    }
-}
-
 /// Parses the block's `tsig`.
 pub fn parse(d: &mut Dispenser<'_>, block: &BlockSetup) -> Result<Config, Error> {
     let mut c = Config::default();
     let mut seen = false;
     while d.next() {
         once_per_block_of(d, NAME, &mut seen)?;
-        if let Some(e) = block.directives.iter().find_map(|p| conflict(p)) {
-            return Err(d.plugin_err(NAME, e));
-        }
         let args = d.remaining_args();
         for z in origins_from_args_or_block(NAME, &args, &block.zones) {
             let w = name_to_wire(&z).map_err(|e| d.plugin_err(NAME, e))?;

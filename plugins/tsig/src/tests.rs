@@ -710,38 +710,6 @@ fn secrets_files_are_read_beside_the_corefile_root() {
     assert!(err.contains("key \"test.key.\" redefined"), "{err}");
 }
 
-#[test]
-fn bufsize_or_loadbalance_in_the_block_is_a_setup_error() {
-    let text = ". {\n tsig {\n  secret k. a2V5\n }\n}\n";
-    let cf = ringdns_plugin::corefile::parse("Corefile", text, &|n| n == NAME).unwrap();
-    for (other, want) in [
-        (
-            "bufsize",
-            "Corefile:2 - Error during parsing: plugin/tsig: bufsize in the same server block edits the query",
-        ),
-        (
-            "loadbalance",
-            "Corefile:2 - Error during parsing: plugin/tsig: loadbalance in the same server block reorders the reply",
-        ),
-    ] {
-        let mut block = BlockSetup {
-            zones: vec![".".into()],
-            directives: vec!["log", other, "tsig"],
-            ..BlockSetup::default()
-        };
-        let mut d = Dispenser::new(&cf.blocks[0].directives[0].tokens);
-        let err = Tsig::setup(&mut d, &mut block).err().unwrap().to_string();
-        assert!(err.starts_with(want), "{err}");
-    }
-    let mut block = BlockSetup {
-        zones: vec![".".into()],
-        directives: vec!["log", "nsid", "tsig", "file"],
-        ..BlockSetup::default()
-    };
-    let mut d = Dispenser::new(&cf.blocks[0].directives[0].tokens);
-    assert!(Tsig::setup(&mut d, &mut block).is_ok());
-}
-
 /// A connection that keeps what is sent on it.
 #[derive(Default)]
 struct Kept(std::cell::RefCell<Vec<Vec<u8>>>);
