@@ -94,10 +94,7 @@ impl Editor {
                 let outcome = next_or_failure(name, next, &mut sub).await;
                 let carried = sub.carry();
                 req.adopt(carried);
-                outcome.unwrap_or_else(|_| {
-                    let msg = "a plugin deferred on a pass that may wait";
-                    Status::error(SERVFAIL, PluginError::new(name, msg))
-                })
+                outcome.unwrap_or_else(|_| Status::deferred_on_wait(name))
             }),
         }
     }

@@ -11,11 +11,7 @@
 //! emptied per query, so that a warm core allocates nothing; on the deferred pass a store of
 //! the task's own, in the boxed future of the queries that wait.
 
-use crate::wire::rcode::SERVFAIL;
-use crate::{
-    Handler, Outcome, PluginError, Request, ServeFuture, Status, next_or_failure,
-    next_or_failure_now,
-};
+use crate::{Handler, Outcome, Request, ServeFuture, Status, next_or_failure, next_or_failure_now};
 use std::cell::RefCell;
 use std::fmt::{Display, Write as _};
 use std::future::Future;
@@ -170,10 +166,7 @@ impl Collector {
                 let outcome = next_or_failure(name, next, &mut sub).await;
                 let carried = sub.carry();
                 req.adopt(carried);
-                outcome.unwrap_or_else(|_| {
-                    let msg = "a plugin deferred on a pass that may wait";
-                    Status::error(SERVFAIL, PluginError::new(name, msg))
-                })
+                outcome.unwrap_or_else(|_| Status::deferred_on_wait(name))
             }),
         }
     }

@@ -63,6 +63,14 @@ impl Status {
             error: Some(error),
         }
     }
+
+    /// SERVFAIL in `plugin`'s name for a deferral on a pass that may wait: the rest of the
+    /// chain broke the contract (only the inline pass defers), and a plugin awaiting it on
+    /// the deferred pass has no later pass to hand it to.
+    pub fn deferred_on_wait(plugin: &'static str) -> Self {
+        let msg = "a plugin deferred on a pass that may wait";
+        Status::error(crate::wire::rcode::SERVFAIL, PluginError::new(plugin, msg))
+    }
 }
 
 /// CoreDNS's `ClientWrite`: false for SERVFAIL, REFUSED, FORMERR and NOTIMP, which mean

@@ -363,10 +363,7 @@ impl AutoPath {
             let status = match next_or_failure(NAME, next, &mut sub).await {
                 Ok(status) => status,
                 // Not on a pass that may wait: a plugin broke the contract.
-                Err(_) => {
-                    let msg = "a plugin deferred on a pass that may wait";
-                    return Status::error(SERVFAIL, PluginError::new(NAME, msg));
-                }
+                Err(_) => return Status::deferred_on_wait(NAME),
             };
             walk.refresh |= sub.refresh_requested();
             if let Some(done) = self.judge(req, &mut walk, i, status, b) {

@@ -10,10 +10,10 @@
 #![forbid(unsafe_code)]
 
 use ringdns_plugin::corefile::{Dispenser, Error};
-use ringdns_plugin::wire::rcode::{NOERROR, SERVFAIL};
+use ringdns_plugin::wire::rcode::NOERROR;
 use ringdns_plugin::{
-    BlockSetup, CoreInfo, Handler, Outcome, Plugin, PluginError, Request, Serve, ServeFuture,
-    Serves, Status, duration, next_or_failure, next_or_failure_now,
+    BlockSetup, CoreInfo, Handler, Outcome, Plugin, Request, Serve, ServeFuture, Serves, Status,
+    duration, next_or_failure, next_or_failure_now,
 };
 use std::future::Future;
 use std::sync::Arc;
@@ -102,10 +102,7 @@ async fn within<N: Handler>(deadline: Instant, req: &mut Request<'_>, next: &N) 
     .await;
     match served {
         Some(Ok(status)) => status,
-        Some(Err(_)) => Status::error(
-            SERVFAIL,
-            PluginError::new(NAME, "a plugin deferred on a pass that may wait"),
-        ),
+        Some(Err(_)) => Status::deferred_on_wait(NAME),
         None => {
             req.clear_reply();
             // "Written" with nothing written: the server sends nothing.

@@ -159,10 +159,7 @@ impl Dns64 {
     async fn translate<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> Status {
         let status = match next_or_failure(NAME, next, req).await {
             Ok(s) => s,
-            Err(_) => {
-                let msg = "a plugin deferred on a pass that may wait";
-                return Status::error(SERVFAIL, PluginError::new(NAME, msg));
-            }
+            Err(_) => return Status::deferred_on_wait(NAME),
         };
         if !client_write(status.rcode)
             || req.reply.is_empty()

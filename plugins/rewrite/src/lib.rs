@@ -126,8 +126,7 @@ impl Serve for Rewrite {
             fut: Box::pin(async move {
                 let edit = plan.packet.take().map(replace_with);
                 let Ok(status) = self.editor.serve(NAME, req, next, edit).await else {
-                    let msg = "a plugin deferred on a pass that may wait";
-                    return Status::error(SERVFAIL, PluginError::new(NAME, msg));
+                    return Status::deferred_on_wait(NAME);
                 };
                 let follow = if plan.lookup && client_write(status.rcode) {
                     follow_cname(req, &plan).await

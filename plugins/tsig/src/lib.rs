@@ -17,8 +17,8 @@ use ringdns_plugin::edit::Editor;
 use ringdns_plugin::wire::rcode::{FORMERR, NOERROR, NOTAUTH, REFUSED, SERVFAIL};
 use ringdns_plugin::wire::{Header, HeaderMut, MessageWriter, Query, flags};
 use ringdns_plugin::{
-    BlockSetup, CoreInfo, Handler, Outcome, Plugin, PluginError, Request, Serve, ServeFuture,
-    Serves, Status, client_write, next_or_failure,
+    BlockSetup, CoreInfo, Handler, Outcome, Plugin, Request, Serve, ServeFuture, Serves, Status,
+    client_write, next_or_failure,
 };
 use rr::{Found, Signing, Tsig as Rr};
 use setup::{Config, Key, NAME};
@@ -204,10 +204,7 @@ async fn serve_streamed<N: Handler>(
     let outcome = next_or_failure(NAME, next, &mut sub).await;
     let carried = sub.carry();
     req.adopt(carried);
-    let status = outcome.unwrap_or_else(|_| {
-        let msg = "a plugin deferred on a pass that may wait";
-        Status::error(SERVFAIL, PluginError::new(NAME, msg))
-    });
+    let status = outcome.unwrap_or_else(|_| Status::deferred_on_wait(NAME));
     if signer.sent() > 0 && client_write(status.rcode) && !req.reply.is_empty() {
         if !req.is_finalized() {
             req.finalize_reply();
