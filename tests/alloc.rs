@@ -483,7 +483,7 @@ fn serving_with_dnstap_allocates_nothing() {
     // The queries were tapped (and dropped, with no reader): this is not a chain without it.
     let page = ringdns::metrics::registry::collect();
     let dropped = page.get(
-        "ringdns_dnstap_dropped_total",
+        "coredns_dnstap_dropped_total",
         &["/nonexistent/alloc-dnstap.sock"],
     );
     assert!(

@@ -442,14 +442,14 @@ fn a_reader_that_never_reads_costs_drops_not_answers() {
     let page = common::metrics::scrape_until(mport, |t| {
         common::metrics::value(
             t,
-            "ringdns_dnstap_dropped_total",
+            "coredns_dnstap_dropped_total",
             &[("endpoint", &format!("unix://{sock}"))],
         )
         .is_some_and(|v| v > 0.0)
     });
     let dropped = common::metrics::value(
         &page,
-        "ringdns_dnstap_dropped_total",
+        "coredns_dnstap_dropped_total",
         &[("endpoint", &format!("unix://{sock}"))],
     )
     .unwrap_or(0.0);

@@ -14,13 +14,13 @@ pub struct Counters {
 }
 
 static SENT: Desc = Desc {
-    name: "ringdns_dnstap_sent_total",
+    name: "coredns_dnstap_sent_total",
     help: "dnstap messages written to the reader.",
     kind: Kind::Counter,
     labels: &["endpoint"],
 };
 static DROPPED: Desc = Desc {
-    name: "ringdns_dnstap_dropped_total",
+    name: "coredns_dnstap_dropped_total",
     help: "dnstap messages dropped (no reader connected, queue full, connection lost).",
     kind: Kind::Counter,
     labels: &["endpoint"],
