@@ -422,7 +422,7 @@ fn parsing_and_routing_allocate_nothing() {
     for (p, block, zone) in &routed {
         let parsed = Query::parse(p).expect("parses");
         assert_eq!(
-            router.route(parsed.qname_bytes(), parsed.qtype()),
+            router.route(parsed.qname_bytes(), parsed.qtype(), |_, _| true),
             Some((*block, *zone))
         );
     }
@@ -433,7 +433,7 @@ fn parsing_and_routing_allocate_nothing() {
         for _ in 0..ITERATIONS {
             for (p, block, _) in &routed {
                 let parsed = Query::parse(black_box(p)).expect("parses");
-                let r = router.route(parsed.qname_bytes(), parsed.qtype());
+                let r = router.route(parsed.qname_bytes(), parsed.qtype(), |_, _| true);
                 assert_eq!(r.map(|(b, _)| b), Some(*block));
                 black_box(parsed.opt());
                 black_box(parsed.max_reply_size(false));

@@ -182,12 +182,22 @@ impl fmt::Display for Slot {
 /// `cannot serve dns://example.org.:53 - it is already defined` (with ` on ADDRESS` when bound);
 /// a bound and an unbound definition of the same transport/zone/port conflict with
 /// `cannot serve … - zone overlap listener capacity with …`, because the wildcard listener would
-/// race the bound one for the same packets. (CoreDNS's exception for `view` blocks is not here.)
+/// race the bound one for the same packets.
 pub fn check_duplicates(keys: &[(ZoneAddr, Vec<IpAddr>)]) -> Result<(), String> {
+    check_zones(keys.iter().map(|(za, addrs)| (za, addrs.as_slice(), false)))
+}
+
+/// [`check_duplicates`] with CoreDNS's exception for blocks with a view (`filtered`): such
+/// a block may share its zone and port with others, so it is checked for the overlap of a
+/// bound and an unbound listener but not registered (CoreDNS's
+/// `validateZonesAndListeningAddresses`).
+pub fn check_zones<'k>(
+    keys: impl IntoIterator<Item = (&'k ZoneAddr, &'k [IpAddr], bool)>,
+) -> Result<(), String> {
     let mut registered: HashSet<Slot> = HashSet::new();
     // Per unbound slot, the last slot registered under it (CoreDNS's `unboundOverlap`).
     let mut by_unbound: HashMap<Slot, Slot> = HashMap::new();
-    for (za, addrs) in keys {
+    for (za, addrs, filtered) in keys {
         let hosts: Vec<Option<IpAddr>> = if addrs.is_empty() {
             vec![None]
         } else {
@@ -200,7 +210,7 @@ pub fn check_duplicates(keys: &[(ZoneAddr, Vec<IpAddr>)]) -> Result<(), String> 
                 port: za.port,
                 addr,
             };
-            if registered.contains(&slot) {
+            if !filtered && registered.contains(&slot) {
                 return Err(format!("cannot serve {slot} - it is already defined"));
             }
             let unbound = Slot {
@@ -219,8 +229,10 @@ pub fn check_duplicates(keys: &[(ZoneAddr, Vec<IpAddr>)]) -> Result<(), String> 
                     ));
                 }
             }
-            registered.insert(slot.clone());
-            by_unbound.insert(unbound, slot);
+            if !filtered {
+                registered.insert(slot.clone());
+                by_unbound.insert(unbound, slot);
+            }
         }
     }
     Ok(())

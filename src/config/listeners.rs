@@ -1,5 +1,5 @@
 //! Groups the blocks' zones into listeners (transport, bind address, port), as CoreDNS groups
-//! configs into servers, and checks that no zone is served twice.
+//! configs into servers, and checks that no zone is served twice (but by blocks with a view).
 
 use super::Block;
 use super::keys::{self, Transport, ZoneAddr};
@@ -21,7 +21,8 @@ pub struct Listener {
     pub addr: SocketAddr,
     /// CoreDNS's name for it (`dns://:53`, `dns://127.0.0.1:53`), for logs and metrics.
     pub name: String,
-    /// Zone → block, in Corefile order.
+    /// Zone → block, in Corefile order; a zone has several blocks when views choose among
+    /// them.
     pub routes: Vec<Route>,
     /// Some block on this listener accepts CH-class queries (chaos or forward present).
     pub allow_chaos: bool,
@@ -53,12 +54,12 @@ pub struct Route {
 
 /// Builds the listeners; an error names the offending block's index.
 pub fn group(blocks: &[Block]) -> Result<Vec<Listener>, (usize, String)> {
-    let mut all: Vec<(ZoneAddr, Vec<IpAddr>)> = Vec::new();
+    let mut all: Vec<(&ZoneAddr, &[IpAddr], bool)> = Vec::new();
     for (bi, b) in blocks.iter().enumerate() {
         for z in &b.zones {
-            all.push((z.clone(), b.setup.bind.clone()));
+            all.push((z, &b.setup.bind, b.setup.view.is_some()));
         }
-        keys::check_duplicates(&all).map_err(|m| (bi, m))?;
+        keys::check_zones(all.iter().copied()).map_err(|m| (bi, m))?;
     }
 
     let mut out: Vec<Listener> = Vec::new();
@@ -103,7 +104,13 @@ pub fn group(blocks: &[Block]) -> Result<Vec<Listener>, (usize, String)> {
                     l.tcp = t;
                     l.tcp_set = true;
                 }
-                if !l.routes.iter().any(|r| r.zone_wire == zone_wire) {
+                // A zone twice on a listener is a block with a view beside others: each is a
+                // route, in Corefile order, asked in turn.
+                if !l
+                    .routes
+                    .iter()
+                    .any(|r| r.zone_wire == zone_wire && r.block == bi)
+                {
                     l.routes.push(Route {
                         zone: z.zone.clone(),
                         zone_wire: zone_wire.clone(),

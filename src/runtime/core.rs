@@ -228,7 +228,7 @@ impl CoreServer<crate::chain::Chain> {
             .map(|(index, l)| ListenerCtx {
                 index,
                 name: l.name.clone(),
-                router: Router::new(&l.routes),
+                router: Router::new(&l.routes, |b| config.blocks[b].setup.view.is_some()),
                 allow_chaos: l.allow_chaos,
                 local: l.addr,
                 dropped: crate::metrics::dns::Dropped::new(&l.name, core.index),
@@ -295,11 +295,14 @@ pub(crate) mod tests {
         let listener = ListenerCtx {
             index: 0,
             name: "dns://:53".into(),
-            router: Router::new(&[Route {
-                zone: ".".into(),
-                zone_wire: vec![0],
-                block: 0,
-            }]),
+            router: Router::new(
+                &[Route {
+                    zone: ".".into(),
+                    zone_wire: vec![0],
+                    block: 0,
+                }],
+                |_| false,
+            ),
             allow_chaos: false,
             local: "127.0.0.1:53".parse().unwrap(),
             dropped: crate::metrics::dns::Dropped::new("dns://:53", 0),

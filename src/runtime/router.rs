@@ -1,6 +1,8 @@
 //! Picks the server block for a query on one listener: the longest configured zone that is a
 //! suffix of the query name, `.` as the fallback, the highest match for DS (CoreDNS's
-//! `core/dnsserver/server.go`, `ServeDNS`).
+//! `core/dnsserver/server.go`, `ServeDNS`). A zone served by several blocks (views) gives
+//! the query to the first, in Corefile order, that takes it; when none does, the search goes
+//! on to shorter zones, as CoreDNS's.
 
 use crate::config::Route;
 use crate::wire::rtype::DS;
@@ -9,32 +11,61 @@ use std::collections::HashMap;
 /// Above this many zones a hash map beats comparing suffixes one by one.
 const LINEAR_MAX: usize = 16;
 
+/// The blocks of one zone, in Corefile order: each with whether it chooses its queries
+/// (has a view) or takes them all.
+type Blocks = Box<[(usize, bool)]>;
+
+/// A zone while its routes are gathered: wire zone, blocks, name.
+type Growing = (Box<[u8]>, Vec<(usize, bool)>, Box<str>);
+
 /// The zones of one listener, ready to match query names without allocating.
 pub struct Router {
-    /// (lower-case wire zone, block, zone name) for every zone except the root.
-    zones: Vec<(Box<[u8]>, usize, Box<str>)>,
+    /// (lower-case wire zone, its blocks, zone name) for every zone except the root.
+    zones: Vec<(Box<[u8]>, Blocks, Box<str>)>,
     /// Index into `zones` by wire zone, when there are many.
     map: Option<HashMap<Box<[u8]>, usize>>,
-    /// The block serving `.`, and its name.
-    root: Option<usize>,
+    /// The blocks serving `.`.
+    root: Blocks,
+}
+
+/// The first of `blocks` that takes the query: one without a view, or one whose view
+/// `admits` (asked with the block and the zone).
+#[inline(always)]
+fn pick(
+    blocks: &[(usize, bool)],
+    zone: &str,
+    admits: &mut impl FnMut(usize, &str) -> bool,
+) -> Option<usize> {
+    blocks
+        .iter()
+        .find(|&&(b, chooses)| !chooses || admits(b, zone))
+        .map(|&(b, _)| b)
 }
 
 impl Router {
-    /// Builds the router of a listener from its routes.
-    pub fn new(routes: &[Route]) -> Self {
-        let mut zones = Vec::new();
-        let mut root = None;
+    /// Builds the router of a listener from its routes; `chooses(block)` says whether a
+    /// block has a view.
+    pub fn new(routes: &[Route], chooses: impl Fn(usize) -> bool) -> Self {
+        let mut zones: Vec<Growing> = Vec::new();
+        let mut root = Vec::new();
         for r in routes {
+            let entry = (r.block, chooses(r.block));
             if r.zone_wire == [0] {
-                root.get_or_insert(r.block);
+                root.push(entry);
+            } else if let Some(z) = zones.iter_mut().find(|z| *z.0 == *r.zone_wire) {
+                z.1.push(entry);
             } else {
                 zones.push((
                     r.zone_wire.clone().into_boxed_slice(),
-                    r.block,
+                    vec![entry],
                     r.zone.clone().into_boxed_str(),
                 ));
             }
         }
+        let zones: Vec<_> = zones
+            .into_iter()
+            .map(|(w, b, n)| (w, b.into_boxed_slice(), n))
+            .collect();
         let map = (zones.len() > LINEAR_MAX).then(|| {
             zones
                 .iter()
@@ -42,7 +73,11 @@ impl Router {
                 .map(|(i, z)| (z.0.clone(), i))
                 .collect()
         });
-        Router { zones, map, root }
+        Router {
+            zones,
+            map,
+            root: root.into_boxed_slice(),
+        }
     }
 
     fn find(&self, suffix: &[u8]) -> Option<usize> {
@@ -53,11 +88,18 @@ impl Router {
     }
 
     /// The block and zone for a query name in wire form (any case) and type; `None` means
-    /// REFUSED.
-    pub fn route<'r>(&'r self, qname: &[u8], qtype: u16) -> Option<(usize, &'r str)> {
+    /// REFUSED. `admits(block, zone)` is asked of the blocks with a view on the way (never
+    /// when the listener has none).
+    #[inline(always)]
+    pub fn route<'r>(
+        &'r self,
+        qname: &[u8],
+        qtype: u16,
+        mut admits: impl FnMut(usize, &str) -> bool,
+    ) -> Option<(usize, &'r str)> {
         if self.zones.is_empty() {
             // Only `.` (the usual front end): no name to lower-case and compare.
-            return self.root.map(|b| (b, "."));
+            return pick(&self.root, ".", &mut admits).map(|b| (b, "."));
         }
         let mut lower = [0u8; 256];
         let len = qname.len().min(lower.len());
@@ -69,17 +111,17 @@ impl Router {
         let mut off = 0;
         while off < name.len() && name[off] != 0 {
             if let Some(i) = self.find(&name[off..]) {
-                found = Some(i);
-                if qtype != DS {
-                    break;
+                let (_, blocks, zone) = &self.zones[i];
+                if let Some(b) = pick(blocks, zone, &mut admits) {
+                    found = Some((b, &**zone));
+                    if qtype != DS {
+                        break;
+                    }
                 }
             }
             off += 1 + name[off] as usize;
         }
-        match found {
-            Some(i) => Some((self.zones[i].1, &self.zones[i].2)),
-            None => self.root.map(|b| (b, ".")),
-        }
+        found.or_else(|| pick(&self.root, ".", &mut admits).map(|b| (b, ".")))
     }
 }
 
@@ -98,12 +140,14 @@ mod tests {
                 block: *b,
             })
             .collect();
-        Router::new(&routes)
+        Router::new(&routes, |_| false)
     }
 
     fn q(r: &Router, name: &str, qtype: u16) -> Option<(usize, String)> {
-        r.route(&ringdns_testkit::wire_name(name), qtype)
-            .map(|(b, z)| (b, z.to_string()))
+        r.route(&ringdns_testkit::wire_name(name), qtype, |_, _| {
+            unreachable!("no block has a view")
+        })
+        .map(|(b, z)| (b, z.to_string()))
     }
 
     #[test]
@@ -144,6 +188,49 @@ mod tests {
             q(&r, "sub.example.org.", A),
             Some((2, "sub.example.org.".into()))
         );
+    }
+
+    #[test]
+    fn views_are_asked_in_order_and_a_zone_none_takes_goes_on() {
+        // example.org.: block 1 (view), block 2 (view), block 3 (view); `.`: block 4 (view),
+        // block 5 (none).
+        let routes: Vec<Route> = [
+            ("example.org.", 1),
+            ("example.org.", 2),
+            ("example.org.", 3),
+            (".", 4),
+            (".", 5),
+        ]
+        .iter()
+        .map(|(z, b)| Route {
+            zone: z.to_string(),
+            zone_wire: name_to_wire(z).unwrap(),
+            block: *b,
+        })
+        .collect();
+        let r = Router::new(&routes, |b| b != 5);
+        let name = ringdns_testkit::wire_name("www.example.org.");
+        let mut asked = Vec::new();
+        let got = r.route(&name, A, |b, z| {
+            asked.push((b, z.to_string()));
+            b == 2
+        });
+        assert_eq!(got, Some((2, "example.org.")));
+        assert_eq!(
+            asked,
+            [(1, "example.org.".into()), (2, "example.org.".into())]
+        );
+        asked.clear();
+        let got = r.route(&name, A, |b, z| {
+            asked.push((b, z.to_string()));
+            false
+        });
+        assert_eq!(
+            got,
+            Some((5, ".")),
+            "none takes it: `.`, whose last block has no view"
+        );
+        assert_eq!(asked.len(), 4, "{asked:?}");
     }
 
     #[test]

@@ -67,7 +67,8 @@ fn error_reply(q: &Query<'_>, rcode: u8, proto: Proto, reply: &mut Vec<u8>) -> V
 // Inlined: returned through memory, its Query was read back right after being written
 // piecewise (a store-forwarding stall on every query in the profile).
 #[inline(always)]
-fn route<'a>(
+fn route<'a, H: Handler>(
+    core: &CoreServer<H>,
     l: &'a ListenerCtx,
     packet: &'a [u8],
     cut: bool,
@@ -93,7 +94,23 @@ fn route<'a>(
     if query.qclass() != CLASS_IN && !l.allow_chaos {
         return Routed::Done(refused(l, &query, proto, client, reply));
     }
-    let Some((block, zone)) = l.router.route(query.qname_bytes(), query.qtype()) else {
+    // A block with a view takes the query if its chain admits it (CoreDNS's filter
+    // functions); asked over a request of its own, with nothing written.
+    let admits = |bi: usize, zone: &str| {
+        let mut scratch = Vec::new();
+        let mut req = Request::new(
+            query,
+            client,
+            l.local,
+            proto,
+            zone,
+            &l.name,
+            &mut scratch,
+            false,
+        );
+        core.blocks[bi].chain.admits(&mut req)
+    };
+    let Some((block, zone)) = l.router.route(query.qname_bytes(), query.qtype(), admits) else {
         return Routed::Done(refused(l, &query, proto, client, reply));
     };
     Routed::Chain { query, block, zone }
@@ -221,7 +238,7 @@ fn serve_in_place<H: Handler>(
     reply: &mut Vec<u8>,
 ) -> Verdict {
     reply.clear();
-    let (query, bi, zone) = match route(l, packet, cut, (proto, client), reply) {
+    let (query, bi, zone) = match route(core, l, packet, cut, (proto, client), reply) {
         Routed::Done(v) => return v,
         Routed::Chain { query, block, zone } => (query, block, zone),
     };
@@ -335,7 +352,7 @@ async fn serve_at_depth<H: Handler>(
     depth: u8,
 ) -> Verdict {
     reply.clear();
-    let (query, bi, zone) = match route(l, packet, false, (proto, client), reply) {
+    let (query, bi, zone) = match route(core, l, packet, false, (proto, client), reply) {
         Routed::Done(v) => return v,
         Routed::Chain { query, block, zone } => (query, block, zone),
     };
@@ -384,7 +401,8 @@ async fn serve_at_depth<H: Handler>(
 async fn serve_refresh<H: Handler>(core: &CoreServer<H>, r: &Refresh) {
     let l = &core.listeners[r.listener];
     let mut reply = Vec::new();
-    let (query, bi, zone) = match route(l, &r.packet, false, (r.proto, r.client), &mut reply) {
+    let (query, bi, zone) = match route(core, l, &r.packet, false, (r.proto, r.client), &mut reply)
+    {
         Routed::Done(_) => return,
         Routed::Chain { query, block, zone } => (query, block, zone),
     };

@@ -186,7 +186,7 @@ pub struct Observation {
 }
 
 /// One core's counters for one (server, zone): all `coredns_dns_*` families but
-/// `responses_total` (see [`Responses`]). Registry labels: server, zone.
+/// `responses_total` (see [`Responses`]). Registry labels: server, zone, view.
 #[derive(Debug)]
 pub struct DnsCounters {
     requests: [[[Counter; TYPE_SLOTS]; 2]; 2],
@@ -231,7 +231,7 @@ impl DnsCounters {
 
 impl Export for DnsCounters {
     fn export(&self, labels: &[String], core: usize, out: &mut Sink) {
-        let (server, zone) = (labels[0].as_str(), labels[1].as_str());
+        let (server, zone, view) = (labels[0].as_str(), labels[1].as_str(), labels[2].as_str());
         let mut total = 0;
         for (p, by_family) in self.requests.iter().enumerate() {
             for (f, by_type) in by_family.iter().enumerate() {
@@ -240,23 +240,23 @@ impl Export for DnsCounters {
                     total += v;
                     out.counter_nonzero(
                         &REQUESTS,
-                        &[server, zone, "", PROTOS[p], FAMILIES[f], type_name(t)],
+                        &[server, zone, view, PROTOS[p], FAMILIES[f], type_name(t)],
                         v,
                     );
                 }
             }
         }
-        out.counter_nonzero(&DO_REQUESTS, &[server, zone, ""], self.do_requests.get());
-        out.histogram(&DURATION, &[server, zone, ""], &self.duration);
+        out.counter_nonzero(&DO_REQUESTS, &[server, zone, view], self.do_requests.get());
+        out.histogram(&DURATION, &[server, zone, view], &self.duration);
         for (p, proto) in PROTOS.iter().enumerate() {
             out.histogram(
                 &REQUEST_SIZE,
-                &[server, zone, "", proto],
+                &[server, zone, view, proto],
                 &self.request_size[p],
             );
             out.histogram(
                 &RESPONSE_SIZE,
-                &[server, zone, "", proto],
+                &[server, zone, view, proto],
                 &self.response_size[p],
             );
         }
@@ -266,7 +266,7 @@ impl Export for DnsCounters {
 
 /// One core's replies by rcode for one (server, zone, plugin that wrote the reply; empty
 /// when the server wrote it): `coredns_dns_responses_total`. Registry labels: server, zone,
-/// plugin.
+/// view, plugin.
 #[derive(Debug, Default)]
 pub struct Responses([Counter; RCODE_SLOTS]);
 
@@ -286,7 +286,7 @@ impl Export for Responses {
                 let rcode = rcode_label(rc);
                 out.counter(
                     &RESPONSES,
-                    &[&labels[0], &labels[1], "", &rcode, &labels[2]],
+                    &[&labels[0], &labels[1], &labels[2], &rcode, &labels[3]],
                     v,
                 );
             }
@@ -309,8 +309,8 @@ impl Dropped {
     /// This core's counters for listener `server`.
     pub fn new(server: &str, core: usize) -> Self {
         Dropped {
-            dns: super::registry::cell(&[server, DROPPED], core),
-            responses: super::registry::cell(&[server, DROPPED, ""], core),
+            dns: super::registry::cell(&[server, DROPPED, ""], core),
+            responses: super::registry::cell(&[server, DROPPED, "", ""], core),
         }
     }
 
@@ -362,7 +362,7 @@ mod tests {
         c.record(&o);
         c.record(&Observation { qtype: 99, ..o });
         let mut s = Sink::default();
-        c.export(&["dns://:53".into(), ".".into()], 3, &mut s);
+        c.export(&["dns://:53".into(), ".".into(), "".into()], 3, &mut s);
         let req = |t: &str| s.get(REQUESTS.name, &["dns://:53", ".", "", "tcp", "2", t]);
         assert_eq!(req("AAAA"), Some(&Sample::Int(1)));
         assert_eq!(req("other"), Some(&Sample::Int(1)));

@@ -39,6 +39,14 @@ pub trait Handler {
     /// Appends the names of the plugins present from here on, outermost first (CoreDNS's
     /// handlers, for `coredns_plugin_enabled`).
     fn plugin_names(&self, _out: &mut Vec<&'static str>) {}
+    /// Whether the block takes the query, asked before the server picks among the blocks of
+    /// one zone and port (CoreDNS's filter functions, the *view* plugin's expressions); each
+    /// plugin present has its [`Serve::admits`] turn, outermost first. The server asks only
+    /// blocks that registered a view ([`crate::BlockSetup::view`]). The default, for handlers
+    /// that are not chains, takes every query.
+    fn admits(&self, _req: &mut Request<'_>) -> bool {
+        true
+    }
 }
 
 /// One plugin slot and the rest of the chain. The slot is empty when the block does not use
@@ -129,6 +137,13 @@ impl<P: Serve, R: Handler> Handler for Link<P, R> {
             out.push(P::NAME);
         }
         self.rest.plugin_names(out);
+    }
+
+    fn admits(&self, req: &mut Request<'_>) -> bool {
+        match &self.plugin {
+            Some(p) => p.admits(req, &self.rest),
+            None => self.rest.admits(req),
+        }
     }
 
     fn is_end(&self) -> bool {

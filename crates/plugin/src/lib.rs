@@ -179,6 +179,16 @@ pub trait Serve: Plugin {
     /// [`Serve::AFTER_BATCH`].
     fn after_batch(&self) {}
 
+    /// This plugin's turn when the server asks whether the block takes a query
+    /// ([`Handler::admits`]), before any block serves it: a plugin that publishes metadata
+    /// others filter on (geoip) publishes it here and hands on, the metadata plugin lends
+    /// the rest a store, and a filter (view) asks the rest first, so that it sees what every
+    /// plugin of the block published, then decides. It must not answer or count. The
+    /// default hands on.
+    fn admits<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> bool {
+        next.admits(req)
+    }
+
     /// Set by plugins whose [`Serve::after_batch`] does something, so that a core whose
     /// chains have none never schedules the end-of-batch work of its deferred queries.
     const AFTER_BATCH: bool = false;

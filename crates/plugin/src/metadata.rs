@@ -171,6 +171,20 @@ impl Collector {
         }
     }
 
+    /// [`crate::Serve::admits`] with the rest asked over a request that carries metadata
+    /// (`collect` false: as it came), so that a view's expression reads what the block's
+    /// plugins publish before it is chosen. The core's store when it is free (it is, but
+    /// for a choice made inside another query's pass), else one of its own.
+    pub fn admits<N: Handler>(&self, req: &mut Request<'_>, next: &N, collect: bool) -> bool {
+        if !collect || req.metadata().is_some() {
+            return next.admits(req);
+        }
+        match self.take() {
+            Some((meta, _hold)) => next.admits(&mut req.with_metadata(meta)),
+            None => next.admits(&mut req.with_metadata(&Metadata::default())),
+        }
+    }
+
     /// The inline pass: the rest's future polled once with the core's store.
     fn inline<N: Handler>(&self, name: &'static str, req: &mut Request<'_>, next: &N) -> Outcome {
         let Some((meta, _hold)) = self.take() else {

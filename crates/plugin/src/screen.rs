@@ -21,6 +21,12 @@ pub trait Screen: Plugin {
     /// (at once, inline, deferred), so a `None` must change and count nothing; an answer
     /// ends the query, so it is given once.
     fn screen(&self, req: &mut Request<'_>) -> Option<Status>;
+
+    /// The plugin's turn when the server asks whether the block takes the query, as
+    /// [`crate::Serve::admits`] (view decides here). The default hands on.
+    fn admits<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> bool {
+        next.admits(req)
+    }
 }
 
 /// The place of a [`Screen`] plugin: a [`ScreenLink`] holding its per-core instance.
@@ -97,6 +103,13 @@ impl<P: Screen, R: Handler> Handler for ScreenLink<P, R> {
 
     fn start(&self) {
         self.rest.start();
+    }
+
+    fn admits(&self, req: &mut Request<'_>) -> bool {
+        match &self.plugin {
+            Some(p) => p.admits(req, &self.rest),
+            None => self.rest.admits(req),
+        }
     }
 
     fn after_batch(&self) {

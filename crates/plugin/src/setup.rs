@@ -26,6 +26,10 @@ pub struct BlockSetup {
     pub stacktrace: bool,
     /// CH-class queries are allowed on this block's listeners (chaos, forward).
     pub allow_chaos: bool,
+    /// `view NAME`: the block is one of several for a zone and port, chosen per query by its
+    /// plugins' [`crate::Handler::admits`]; the name labels its metrics. Set by view's setup,
+    /// which plugin.cfg runs before every plugin that reads it (prometheus).
+    pub view: Option<String>,
     /// `timeouts`: the block's TCP limits, when it sets them.
     pub tcp_timeouts: Option<TcpTimeouts>,
     /// The block's plugins that report readiness (see [`super::Plugin::readiness`]), known

@@ -87,6 +87,11 @@ impl Serve for Metadata {
         let collect = self.collects(req);
         self.collector.serve_now(NAME, req, next, collect)
     }
+
+    fn admits<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> bool {
+        let collect = self.collects(req);
+        self.collector.admits(req, next, collect)
+    }
 }
 
 ringdns_plugin::export!(Metadata);

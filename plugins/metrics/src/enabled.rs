@@ -15,6 +15,8 @@ static PLUGIN_ENABLED: Desc = Desc {
 pub struct Enabled {
     routes: Arc<OnceLock<Vec<(String, String)>>>,
     handlers: Arc<OnceLock<Vec<&'static str>>>,
+    /// The block's view, empty without one.
+    view: String,
 }
 
 impl Enabled {
@@ -22,8 +24,13 @@ impl Enabled {
     pub fn new(
         routes: Arc<OnceLock<Vec<(String, String)>>>,
         handlers: Arc<OnceLock<Vec<&'static str>>>,
+        view: String,
     ) -> Self {
-        Enabled { routes, handlers }
+        Enabled {
+            routes,
+            handlers,
+            view,
+        }
     }
 }
 
@@ -36,7 +43,7 @@ impl Source for Enabled {
             for name in names {
                 out.add(
                     &PLUGIN_ENABLED,
-                    &[server, zone, "", name],
+                    &[server, zone, &self.view, name],
                     ringdns_plugin::metrics::Sample::Int(1),
                 );
             }

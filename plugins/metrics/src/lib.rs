@@ -35,6 +35,8 @@ pub struct Config {
     routes: Arc<OnceLock<Vec<(String, String)>>>,
     /// The plugins that may write a reply in this block.
     directives: Vec<&'static str>,
+    /// The block's view (`view NAME`), the `view` label; empty without one.
+    view: String,
     /// `coredns_plugin_enabled` for this block, scraped while the configuration lives.
     _enabled: Arc<Enabled>,
 }
@@ -106,13 +108,18 @@ impl Plugin for Metrics {
                 HttpResponse::text(200, expose::render()).with_content_type(expose::CONTENT_TYPE)
             });
         }
-        let enabled = Arc::new(Enabled::new(block.routes.clone(), block.handlers.clone()));
+        let enabled = Arc::new(Enabled::new(
+            block.routes.clone(),
+            block.handlers.clone(),
+            block.view.clone().unwrap_or_default(),
+        ));
         let weak: std::sync::Weak<dyn ringdns_plugin::metrics::Source> =
             Arc::downgrade(&enabled) as _;
         registry::add_weak_source(weak);
         Ok(Config {
             routes: block.routes.clone(),
             directives: block.directives.clone(),
+            view: block.view.clone().unwrap_or_default(),
             _enabled: enabled,
         })
     }
@@ -121,6 +128,7 @@ impl Plugin for Metrics {
 impl Serve for Metrics {
     fn build(config: &Arc<Config>, core: &CoreInfo) -> Option<Self> {
         let routes = config.routes.get().map(Vec::as_slice).unwrap_or(&[]);
+        let view = config.view.as_str();
         let slots = routes
             .iter()
             .map(|(server, zone)| {
@@ -129,14 +137,14 @@ impl Serve for Metrics {
                     .map(|w| {
                         (
                             w,
-                            registry::cell::<Responses>(&[server, zone, w], core.index),
+                            registry::cell::<Responses>(&[server, zone, view, w], core.index),
                         )
                     })
                     .collect();
                 Slot {
                     server: server.clone(),
                     zone: zone.clone(),
-                    dns: registry::cell(&[server, zone], core.index),
+                    dns: registry::cell(&[server, zone, view], core.index),
                     writers,
                 }
             })
