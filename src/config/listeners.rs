@@ -7,10 +7,12 @@ use crate::plugin::TcpTimeouts;
 use crate::wire::name_to_wire;
 use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 
-/// What makes a listener the same across configurations: its transport and bound address.
-/// A reload keeps the sockets of a listener whose key it keeps, so the runtime (its socket
-/// loops, the swap of a new configuration) finds listeners by it.
-pub type ListenerKey = (Transport, SocketAddr);
+/// What makes a listener the same across configurations: its transport, bound address and
+/// socket count (`multisocket`; `None`, one per core). A reload keeps the sockets of a
+/// listener whose key it keeps, so the runtime (its socket loops, the swap of a new
+/// configuration) finds listeners by it; a new count is a new listener, whose sockets join
+/// the port's SO_REUSEPORT group before the old ones close.
+pub type ListenerKey = (Transport, SocketAddr, Option<usize>);
 
 /// Where queries arrive and which block each zone goes to.
 #[derive(Debug, Clone)]
@@ -26,6 +28,9 @@ pub struct Listener {
     pub routes: Vec<Route>,
     /// Some block on this listener accepts CH-class queries (chaos or forward present).
     pub allow_chaos: bool,
+    /// `multisocket`: how many socket pairs, from the first block on this listener (CoreDNS's
+    /// `group[0].NumSockets`); `None`, one per core.
+    pub sockets: Option<usize>,
     /// TCP timeouts and query cap: from the first block on this listener with `timeouts`.
     pub tcp: TcpTimeouts,
     /// `FILE:LINE` of the first key of the block that first asked for this listener, so
@@ -37,7 +42,7 @@ pub struct Listener {
 impl Listener {
     /// Its [`ListenerKey`]: the same in two configurations means the same listener.
     pub fn key(&self) -> ListenerKey {
-        (self.transport, self.addr)
+        (self.transport, self.addr, self.sockets)
     }
 }
 
@@ -91,6 +96,7 @@ pub fn group(blocks: &[Block]) -> Result<Vec<Listener>, (usize, String)> {
                             name,
                             routes: Vec::new(),
                             allow_chaos: false,
+                            sockets: b.setup.sockets,
                             tcp: TcpTimeouts::default(),
                             origin: String::new(),
                             tcp_set: false,

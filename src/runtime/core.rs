@@ -154,7 +154,7 @@ impl<H: Handler> CoreServer<H> {
         let meta = listeners
             .iter()
             .map(|l| ListenerMeta {
-                key: (crate::config::Transport::Dns, l.local),
+                key: (crate::config::Transport::Dns, l.local, None),
                 tcp: crate::plugin::TcpTimeouts::default(),
             })
             .collect();

@@ -129,7 +129,7 @@ pub fn run(config: Config, digest: Digest, source: Source, quiet: bool) -> Resul
     uring::check()?;
     let cpus = choose_cpus(&config.tuning)?;
     let keys = reload::listener_keys(&config);
-    let addrs: Vec<_> = keys.iter().map(|k| k.1).collect();
+    let addrs: Vec<_> = keys.iter().map(|k| (k.1, k.2)).collect();
     let mut sockets = sockets::open_all(&addrs, cpus.len(), &config.tuning)
         .map_err(|(li, e)| listen_error(&config, keys[li], &e))?;
     crate::metrics::registry::add_source("reload", Arc::new(crate::metrics::reload::ReloadSource));

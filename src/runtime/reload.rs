@@ -206,7 +206,7 @@ impl Reloader {
             .into_iter()
             .filter(|k| !old.contains(k))
             .collect();
-        let addrs: Vec<_> = added.iter().map(|k| k.1).collect();
+        let addrs: Vec<_> = added.iter().map(|k| (k.1, k.2)).collect();
         let mut socks = sockets::open_all(&addrs, self.cores.len(), &config.tuning)
             .map_err(|(li, e)| super::listen_error(&config, added[li], &e))?;
         let staged = http.stage(endpoints(&config))?;

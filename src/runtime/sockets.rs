@@ -123,18 +123,19 @@ pub type PerCore = Vec<Vec<(usize, ListenerSockets)>>;
 
 /// Opens the sockets of every listener for `cores` cores: `sockets[core]` lists
 /// (listener index, sockets) pairs, two for a wildcard listener (IPv4 and IPv6), one for the
-/// IPv6 wildcard's half when the host has no IPv6. An error names the listener's index and
-/// says `listen ADDR: why`.
+/// IPv6 wildcard's half when the host has no IPv6. A listener gets one pair per core, or
+/// with a count (`multisocket`) that many, given to the cores in turn. An error names the
+/// listener's index and says `listen ADDR: why`.
 pub fn open_all(
-    addrs: &[SocketAddr],
+    addrs: &[(SocketAddr, Option<usize>)],
     cores: usize,
     t: &Tuning,
 ) -> Result<PerCore, (usize, String)> {
     let mut out: PerCore = (0..cores).map(|_| Vec::new()).collect();
-    for (li, &listener) in addrs.iter().enumerate() {
+    for (li, &(listener, count)) in addrs.iter().enumerate() {
         let wildcard = listener.ip().is_unspecified();
         for addr in bind_addrs(listener) {
-            for core in out.iter_mut() {
+            for n in 0..count.unwrap_or(cores) {
                 let pair = udp(addr, t).and_then(|u| {
                     Ok(ListenerSockets {
                         udp: u,
@@ -142,7 +143,7 @@ pub fn open_all(
                     })
                 });
                 match pair {
-                    Ok(p) => core.push((li, p)),
+                    Ok(p) => out[n % cores].push((li, p)),
                     // No IPv6 on this host: the IPv4 wildcard alone serves.
                     Err(e)
                         if wildcard

@@ -30,6 +30,9 @@ pub struct BlockSetup {
     /// plugins' [`crate::Handler::admits`]; the name labels its metrics. Set by view's setup,
     /// which plugin.cfg runs before every plugin that reads it (prometheus).
     pub view: Option<String>,
+    /// `multisocket N`: the socket pairs each of the block's listeners opens, spread over
+    /// the cores; `None`, one per core. The first block of a listener decides, as CoreDNS's.
+    pub sockets: Option<usize>,
     /// `timeouts`: the block's TCP limits, when it sets them.
     pub tcp_timeouts: Option<TcpTimeouts>,
     /// The block's plugins that report readiness (see [`super::Plugin::readiness`]), known
