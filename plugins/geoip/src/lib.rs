@@ -16,11 +16,7 @@ mod setup;
 mod subnet;
 
 use ringdns_plugin::corefile::{Dispenser, Error};
-use ringdns_plugin::{
-    BlockSetup, CoreInfo, Handler, Outcome, Plugin, Request, Serve, Serves, Status,
-    next_or_failure, next_or_failure_now,
-};
-use std::future::Future;
+use ringdns_plugin::{BlockSetup, CoreInfo, Plugin, Request, Screen, Screens, Status};
 use std::net::IpAddr;
 use std::sync::Arc;
 
@@ -33,7 +29,9 @@ pub struct Config {
     edns_subnet: bool,
 }
 
-/// A core's geoip plugin: the block's database, shared by every core.
+/// A core's geoip plugin: the block's database, shared by every core. A screen (it only
+/// publishes and hands the query on, on every pass, the same labels each time), so that its
+/// slot adds nothing to the chain's future.
 pub struct GeoIp {
     config: Arc<Config>,
 }
@@ -41,7 +39,7 @@ pub struct GeoIp {
 impl Plugin for GeoIp {
     const NAME: &'static str = NAME;
     type Config = Config;
-    type Place = Serves;
+    type Place = Screens;
 
     /// `geoip DBFILE [{ edns-subnet }]`, once per block (CoreDNS's words for a second).
     fn setup(d: &mut Dispenser<'_>, _block: &mut BlockSetup) -> Result<Config, Error> {
@@ -74,21 +72,18 @@ impl GeoIp {
     }
 }
 
-impl Serve for GeoIp {
+impl Screen for GeoIp {
     fn build(config: &Arc<Config>, _core: &CoreInfo) -> Option<Self> {
         Some(GeoIp {
             config: config.clone(),
         })
     }
 
-    fn serve<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> impl Future<Output = Outcome> {
+    /// Publishes, then hands the query on (`None`; the chain fails it as CoreDNS's
+    /// `NextOrFailure` when nothing follows).
+    fn screen(&self, req: &mut Request<'_>) -> Option<Status> {
         self.publish(req);
-        next_or_failure(NAME, next, req)
-    }
-
-    fn serve_now<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> Option<Status> {
-        self.publish(req);
-        next_or_failure_now(NAME, next, req)
+        None
     }
 }
 

@@ -3,6 +3,7 @@
 //! labels published for the client's address and for the EDNS Client Subnet's.
 
 use super::*;
+use ringdns_plugin::ScreenLink;
 use ringdns_plugin::metadata::Metadata;
 use ringdns_plugin::wire::{Name, Query, QueryBuilder};
 use ringdns_testkit::{Next, TempDir, mmdb, udp_request};
@@ -359,34 +360,35 @@ fn edns_subnet_families_and_ipv6_clients() {
 
 #[test]
 fn without_metadata_nothing_is_looked_up_and_the_query_goes_on() {
-    use std::pin::pin;
-    use std::task::{Context, Poll, Waker};
     let f = Fixtures::new();
-    let g = f.plugin("city.mmdb", false);
     let client = SocketAddr::new("81.2.69.142".parse().unwrap(), 5300);
     let p = packet(None);
     for at_once in [true, false] {
         // Without a store: handed on, nothing written.
-        let (status, reply) = ringdns_testkit::serve_once(&g, &p, client, TO_NEXT, at_once);
+        let g = f.plugin("city.mmdb", false);
+        let (status, reply) = ringdns_testkit::screen_once(g, &p, client, TO_NEXT, at_once);
         assert_eq!(status.rcode, TO_NEXT);
         assert!(reply.is_empty());
         // With one: the labels, and handed on all the same.
+        let link = ScreenLink {
+            plugin: Some(f.plugin("city.mmdb", false)),
+            rest: Next(TO_NEXT),
+        };
         let mut reply = Vec::new();
         let mut req = udp_request(&p, client, &mut reply, false);
         let meta = Metadata::default();
-        let mut sub = req.with_metadata(&meta);
-        let status = if at_once {
-            g.serve_now(&mut sub, &Next(TO_NEXT)).unwrap()
-        } else {
-            match pin!(g.serve(&mut sub, &Next(TO_NEXT)))
-                .poll(&mut Context::from_waker(Waker::noop()))
-            {
-                Poll::Ready(Ok(s)) => s,
-                _ => panic!("geoip waited"),
-            }
-        };
+        let status = ringdns_testkit::chain_once(&link, &mut req.with_metadata(&meta), at_once);
         assert_eq!(status.rcode, TO_NEXT);
         assert_eq!(meta.get("geoip/city/name").as_deref(), Some("Cambridge"));
+        // Nothing after it: CoreDNS's NextOrFailure.
+        let end = ScreenLink {
+            plugin: Some(f.plugin("city.mmdb", false)),
+            rest: ringdns_plugin::End,
+        };
+        let mut reply = Vec::new();
+        let mut req = udp_request(&p, client, &mut reply, false);
+        let status = ringdns_testkit::chain_once(&end, &mut req, at_once);
+        assert_eq!(status.rcode, ringdns_plugin::wire::rcode::SERVFAIL);
     }
 }
 
