@@ -559,6 +559,29 @@ fn a_cache_hit_behind_metadata_allocates_nothing() {
     cache_hits_allocate_nothing(".:53 {\n metadata\n cache\n erratic {\n  drop 0\n }\n}\n");
 }
 
+/// geoip behind metadata looks the client (192.0.2.10) up on every query and publishes its
+/// labels: the record decodes borrowed from the database and the labels go into the core's
+/// store, so a cache hit behind it still allocates nothing.
+#[test]
+fn a_cache_hit_behind_metadata_and_geoip_allocates_nothing() {
+    let dir = common::TempDir::new();
+    let db = dir.0.join("city.mmdb");
+    let record = serde_json::json!({
+        "city": {"names": {"en": "Cambridge", "de": "Cambridge"}},
+        "continent": {"code": "EU", "names": {"en": "Europe"}},
+        "country": {"iso_code": "GB", "names": {"en": "United Kingdom"}, "is_in_european_union": false},
+        "location": {"latitude": 52.2242, "longitude": 0.1315, "time_zone": "Europe/London"},
+        "postal": {"code": "CB4"},
+        "subdivisions": [{"iso_code": "ENG"}, {"iso_code": "CAM"}]
+    });
+    let bytes = ringdns_testkit::mmdb::write("GeoLite2-City", &[("192.0.2.0/24", record)]);
+    std::fs::write(&db, bytes).unwrap();
+    cache_hits_allocate_nothing(&format!(
+        ".:53 {{\n metadata\n geoip {}\n cache\n erratic {{\n  drop 0\n }}\n}}\n",
+        db.display()
+    ));
+}
+
 /// Issue 17's policy chain: acl letting the client through (after a block rule for other
 /// networks), rewrite with rules that do not match (a suffix, a regex TTL rule, a type
 /// rule), minimal and cache. A cache hit through it allocates nothing.

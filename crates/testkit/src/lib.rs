@@ -7,6 +7,8 @@
 
 #[cfg(feature = "kubeapi")]
 pub mod kubeapi;
+#[cfg(feature = "mmdb")]
+pub mod mmdb;
 pub mod reply;
 
 use ringdns_plugin::corefile::{Dispenser, parse};
