@@ -173,15 +173,49 @@ fn udp_one(port: u16, header: &[u8], name: &str) -> Got {
     udp_on(&lb(), port, &d, 78)
 }
 
-/// The server of most tests: on one listener a whoami block and a block whose acl blocks
-/// 192.0.2.0/24; `proxyproto` in the first applies to both (per listener, as CoreDNS).
+/// The server of most tests: on one listener a whoami block (with log's `{remote}`), a
+/// block whose acl blocks 192.0.2.0/24, and one whose rewrite `cname` rule serves every
+/// query on the deferred pass; `proxyproto` in the first applies to all (per listener, as
+/// CoreDNS).
 fn main_server() -> Server {
     Server::start(|p| {
         format!(
-            "who.test:{p} {{\n proxyproto\n whoami\n}}\n\
-             acl.test:{p} {{\n acl {{\n  block net 192.0.2.0/24\n }}\n whoami\n}}\n"
+            "who.test:{p} {{\n proxyproto\n log . \"remote={{remote}}:{{port}}\"\n whoami\n}}\n\
+             acl.test:{p} {{\n acl {{\n  block net 192.0.2.0/24\n }}\n whoami\n}}\n\
+             later.test:{p} {{\n rewrite cname exact a.later.test. b.later.test.\n whoami\n}}\n"
         )
     })
+}
+
+#[test]
+fn log_and_the_deferred_pass_see_the_client_too() {
+    let s = main_server();
+    let p = s.port;
+    let v1 = format!("PROXY TCP4 192.0.2.80 127.0.0.1 40080 {p}\r\n").into_bytes();
+    assert_eq!(
+        tcp_one(p, &v1, "who.test."),
+        Got::Who(sa("192.0.2.80:40080"))
+    );
+    let h = v2(false, 2, sa("192.0.2.81:5381"), server(p), &[]);
+    assert_eq!(udp_one(p, &h, "who.test."), Got::Who(sa("192.0.2.81:5381")));
+    let t0 = Instant::now();
+    while !(s.stdout().contains("remote=192.0.2.80:40080")
+        && s.stdout().contains("remote=192.0.2.81:5381"))
+    {
+        assert!(t0.elapsed() < Duration::from_secs(5), "{}", s.stdout());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Queries served where they may wait (UDP's worker pool, TCP's task).
+    let h = v2(false, 2, sa("192.0.2.82:5382"), server(p), &[]);
+    assert_eq!(
+        udp_one(p, &h, "later.test."),
+        Got::Who(sa("192.0.2.82:5382"))
+    );
+    let h = v2(false, 1, sa("192.0.2.83:40083"), server(p), &[]);
+    assert_eq!(
+        tcp_one(p, &h, "later.test."),
+        Got::Who(sa("192.0.2.83:40083"))
+    );
 }
 
 #[test]
