@@ -3,7 +3,7 @@
 
 use super::Block;
 use super::keys::{self, Transport, ZoneAddr};
-use crate::plugin::TcpTimeouts;
+use crate::plugin::{ProxyProtocol, TcpTimeouts};
 use crate::wire::name_to_wire;
 use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 
@@ -33,6 +33,9 @@ pub struct Listener {
     pub sockets: Option<usize>,
     /// TCP timeouts and query cap: from the first block on this listener with `timeouts`.
     pub tcp: TcpTimeouts,
+    /// `proxyproto`: which peers' PROXY headers are read, as CoreDNS's server takes them
+    /// from its blocks (see [`merge_proxy`]); `None` reads none.
+    pub proxy: Option<ProxyProtocol>,
     /// `FILE:LINE` of the first key of the block that first asked for this listener, so
     /// that an address that cannot be bound at start or reload names its place.
     pub origin: String,
@@ -98,6 +101,7 @@ pub fn group(blocks: &[Block]) -> Result<Vec<Listener>, (usize, String)> {
                             allow_chaos: false,
                             sockets: b.setup.sockets,
                             tcp: TcpTimeouts::default(),
+                            proxy: None,
                             origin: String::new(),
                             tcp_set: false,
                         });
@@ -109,6 +113,9 @@ pub fn group(blocks: &[Block]) -> Result<Vec<Listener>, (usize, String)> {
                 if let (Some(t), false) = (b.setup.tcp_timeouts, l.tcp_set) {
                     l.tcp = t;
                     l.tcp_set = true;
+                }
+                if let Some(p) = &b.setup.proxy_protocol {
+                    merge_proxy(&mut l.proxy, p);
                 }
                 // A zone twice on a listener is a block with a view beside others: each is a
                 // route, in Corefile order, asked in turn.
@@ -127,4 +134,23 @@ pub fn group(blocks: &[Block]) -> Result<Vec<Listener>, (usize, String)> {
         }
     }
     Ok(out)
+}
+
+/// Takes a block's `proxyproto` into its listener's as CoreDNS's `NewServer` takes each
+/// site's into the server: the policy (`allow`, `default`) of the last block that sets it,
+/// the session duration and cap of the last block that gives a positive one. So blocks of
+/// one listener never conflict; CoreDNS accepts them all the same.
+fn merge_proxy(into: &mut Option<ProxyProtocol>, block: &ProxyProtocol) {
+    let Some(l) = into else {
+        *into = Some(block.clone());
+        return;
+    };
+    l.allow.clone_from(&block.allow);
+    l.default = block.default;
+    if block.tracks_sessions() {
+        l.session_ttl = block.session_ttl;
+    }
+    if block.max_sessions.is_some() {
+        l.max_sessions = block.max_sessions;
+    }
 }

@@ -223,6 +223,27 @@ mod tests {
         );
     }
 
+    #[test]
+    fn proxyproto_is_a_listener_s_the_last_block_s_policy_winning() {
+        use crate::plugin::ProxyPolicy;
+        // As CoreDNS's server takes it from its sites: every block of the listener is
+        // under it, the last block that sets it gives the policy, the last positive
+        // session duration and cap stay. A listener of no such block reads no header.
+        let c = load_text(
+            "a.test:1053 {\n proxyproto {\n  udp_session_tracking 10s 50\n }\n whoami\n}\n\
+             b.test:1053 {\n whoami\n}\n\
+             c.test:1053 {\n proxyproto {\n  allow 10.0.0.0/8\n  default reject\n }\n whoami\n}\n\
+             d.test:2053 {\n whoami\n}\n",
+        )
+        .unwrap();
+        let p = c.listeners[0].proxy.as_ref().unwrap();
+        assert_eq!(p.policy("10.1.1.1".parse().unwrap()), ProxyPolicy::Use);
+        assert_eq!(p.policy("127.0.0.1".parse().unwrap()), ProxyPolicy::Reject);
+        assert_eq!(p.session_ttl, std::time::Duration::from_secs(10));
+        assert_eq!(p.session_cap(), 50);
+        assert!(c.listeners[1].proxy.is_none());
+    }
+
     /// `/ready` as the configuration's handler answers it while the server serves.
     fn ready(c: &Config) -> (u16, String) {
         let e = c.http.iter().find(|e| e.path == "/ready").unwrap();

@@ -74,6 +74,8 @@ pub struct ListenerCtx {
     pub local: SocketAddr,
     /// This core's counters of the queries the server answers before any block.
     pub dropped: crate::metrics::dns::Dropped,
+    /// `proxyproto`: the PROXY headers its loops read; `None` (most listeners) reads none.
+    pub proxy: Option<crate::plugin::ProxyProtocol>,
 }
 
 impl ListenerCtx {
@@ -232,6 +234,7 @@ impl CoreServer<crate::chain::Chain> {
                 allow_chaos: l.allow_chaos,
                 local: l.addr,
                 dropped: crate::metrics::dns::Dropped::new(&l.name, core.index),
+                proxy: l.proxy.clone(),
             })
             .collect();
         let mut server = CoreServer::new(blocks, listeners);
@@ -306,6 +309,7 @@ pub(crate) mod tests {
             allow_chaos: false,
             local: "127.0.0.1:53".parse().unwrap(),
             dropped: crate::metrics::dns::Dropped::new("dns://:53", 0),
+            proxy: None,
         };
         let block = CoreBlock {
             chain,

@@ -5,6 +5,7 @@ pub mod core;
 pub mod http;
 mod memlock;
 pub mod memory;
+mod proxy;
 mod reload;
 pub mod router;
 pub mod serve;

@@ -39,6 +39,9 @@ pub struct BlockSetup {
     /// once every setup of the block ran: a setup (ready's) keeps the `Arc` and reads it
     /// later, when `/ready` is asked.
     pub readiness: Arc<OnceLock<Vec<std::sync::Weak<dyn super::Readiness>>>>,
+    /// `proxyproto`: the PROXY protocol settings of the block's listeners, when it sets
+    /// them (the last block on a listener that does wins, as in CoreDNS).
+    pub proxy_protocol: Option<crate::ProxyProtocol>,
     /// `reload`: how often to look for a changed Corefile.
     pub reload: Option<ReloadSettings>,
     /// The compiled plugins whose directives the block uses, in plugin.cfg order; filled

@@ -80,22 +80,69 @@ impl FrameReader {
             let left = deadline
                 .get_or_insert(now + within)
                 .saturating_duration_since(now);
-            if left.is_zero() || stream.set_read_timeout(Some(left)).is_err() {
-                return Err(NoMessage::Broken);
-            }
-            let read = futures_lite::future::or(
-                async { Some(stream.read(&mut self.buf[self.end..]).await) },
-                async {
-                    stop.wait().await;
-                    None
-                },
-            )
-            .await;
-            match read {
-                None => return Err(NoMessage::Stopped),
-                Some(Ok(0)) if self.end == self.start => return Err(NoMessage::Closed),
-                Some(Ok(0)) | Some(Err(_)) => return Err(NoMessage::Broken),
-                Some(Ok(got)) => self.end += got,
+            self.read_once(stream, left, stop).await?;
+        }
+    }
+
+    /// The bytes received and not yet consumed: before the first message, what a PROXY
+    /// header is looked for in.
+    pub fn pending(&self) -> &[u8] {
+        &self.buf[self.start..self.end]
+    }
+
+    /// Drops the first `n` bytes received (a PROXY header).
+    pub fn skip(&mut self, n: usize) {
+        self.start += n.min(self.end - self.start);
+        if self.start == self.end {
+            (self.start, self.end) = (0, 0);
+        }
+    }
+
+    /// Reads once, by `deadline`, with room for `want` bytes received in all (a PROXY
+    /// header that is not whole yet; at most 16 + 65 535 bytes).
+    pub async fn fill(
+        &mut self,
+        stream: &mut TcpStream,
+        want: usize,
+        deadline: Instant,
+        stop: &Stop,
+    ) -> Result<(), NoMessage> {
+        if self.start > 0 {
+            self.buf.copy_within(self.start..self.end, 0);
+            (self.start, self.end) = (0, self.end - self.start);
+        }
+        if want > self.buf.len() {
+            self.buf.resize(want, 0);
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        self.read_once(stream, left, stop).await
+    }
+
+    /// One read into the room after `end`, within `left` or until the stop.
+    async fn read_once(
+        &mut self,
+        stream: &mut TcpStream,
+        left: Duration,
+        stop: &Stop,
+    ) -> Result<(), NoMessage> {
+        if left.is_zero() || stream.set_read_timeout(Some(left)).is_err() {
+            return Err(NoMessage::Broken);
+        }
+        let read = futures_lite::future::or(
+            async { Some(stream.read(&mut self.buf[self.end..]).await) },
+            async {
+                stop.wait().await;
+                None
+            },
+        )
+        .await;
+        match read {
+            None => Err(NoMessage::Stopped),
+            Some(Ok(0)) if self.end == self.start => Err(NoMessage::Closed),
+            Some(Ok(0)) | Some(Err(_)) => Err(NoMessage::Broken),
+            Some(Ok(got)) => {
+                self.end += got;
+                Ok(())
             }
         }
     }

@@ -6,6 +6,7 @@
 //! `swap`); the accept loop's socket stays open across reloads that keep it.
 
 mod frames;
+mod proxied;
 mod table;
 
 pub use table::TcpCaps;
@@ -126,12 +127,19 @@ pub async fn run<H: Handler + 'static>(
         // CoreDNS, sets this on every connection.
         let _ = stream.set_nodelay(true);
         let limits = TcpLimits::new(&view.core.meta[view.li].tcp);
+        // `proxyproto`: the policy for this peer; `skip` reads no header.
+        let proxy = view.core.listeners[view.li]
+            .proxy
+            .as_ref()
+            .map(|p| p.policy(client.ip()))
+            .filter(|p| *p != crate::plugin::ProxyPolicy::Skip);
         let (view, stop, counters) = (view.clone(), stop.clone(), counters.clone());
         let spare = spare.clone();
         glommio::spawn_local(async move {
             let registration = admitted.registration;
             let conn = Conn {
                 client,
+                proxy,
                 limits,
                 state: registration.state().clone(),
                 spare,
@@ -272,7 +280,10 @@ fn give_back(spare: &SpareBufs, buf: &mut Vec<u8>) {
 
 /// What a connection's task knows besides its socket.
 struct Conn {
+    /// The peer; with a PROXY header, the client it names replaces it.
     client: std::net::SocketAddr,
+    /// The PROXY policy for the peer, when a header is to be read first.
+    proxy: Option<crate::plugin::ProxyPolicy>,
     limits: TcpLimits,
     /// Its entry in the listener's table.
     state: Rc<table::ConnState>,
@@ -291,7 +302,8 @@ async fn connection<H: Handler + 'static>(
     stop: &Stop,
 ) {
     let Conn {
-        client,
+        mut client,
+        proxy,
         limits,
         state,
         spare,
@@ -300,6 +312,20 @@ async fn connection<H: Handler + 'static>(
         return;
     };
     let mut frames = FrameReader::default();
+    if let Some(policy) = proxy {
+        // Within the time for the first message; then the first message has its own.
+        let read = proxied::client(
+            &mut frames,
+            &mut stream,
+            (policy, client),
+            limits.read,
+            stop,
+        );
+        match read.await {
+            Some(c) => client = c,
+            None => return,
+        }
+    }
     let (mut reply, mut out) = (Vec::new(), Vec::new());
     let mut first = true;
     let mut served: u64 = 0;
@@ -476,6 +502,7 @@ mod tests {
                     let r = admitted.registration;
                     let conn = Conn {
                         client: client_addr,
+                        proxy: None,
                         limits,
                         state: r.state().clone(),
                         spare: Rc::new(SpareBufs::default()),

@@ -34,7 +34,10 @@ struct Job<H> {
     core: Rc<CoreServer<H>>,
     listener: usize,
     packet: Vec<u8>,
+    /// Where the reply goes.
     peer: SocketAddr,
+    /// The client plugins see: the peer, or the one its PROXY header named.
+    client: SocketAddr,
     /// The time of the batch it came in (no clock read of its own).
     received: Instant,
 }
@@ -67,13 +70,14 @@ impl<H: Handler + 'static> DeferredPool<H> {
 
     /// Hands a deferred query, received in the batch of `received`, to an idle worker, or
     /// to a new one when none is idle. The query is counted in the core's in-flight queries
-    /// until its reply is queued.
+    /// until its reply is queued. `(peer, client)`: where the reply goes, and the client
+    /// plugins see (the same but for a PROXY header's).
     pub fn submit(
         self: &Rc<Self>,
         core: &Rc<CoreServer<H>>,
         listener: usize,
         query: &[u8],
-        peer: SocketAddr,
+        (peer, client): (SocketAddr, SocketAddr),
         received: Instant,
     ) {
         deferred_started(core);
@@ -84,6 +88,7 @@ impl<H: Handler + 'static> DeferredPool<H> {
             listener,
             packet,
             peer,
+            client,
             received,
         });
         let idle = self.idle.borrow_mut().pop();
@@ -168,11 +173,12 @@ async fn worker<H: Handler + 'static>(pool: Rc<DeferredPool<H>>) {
             listener,
             packet,
             peer,
+            client,
             received,
         } = job;
         let mut reply = pool.replies.buffer();
         let l = &core.listeners[listener];
-        let from = (peer, Proto::Udp, None);
+        let from = (client, Proto::Udp, None);
         let verdict = serve_deferred(&core, l, &packet, from, received, &mut reply).await;
         if verdict == Verdict::Send {
             pool.replies.push(reply, peer);
@@ -366,7 +372,7 @@ mod tests {
             let burst = MAX_IDLE + 44;
             gate(false);
             for _ in 0..burst {
-                pool.submit(&core, 0, QUERY, peer, Instant::now());
+                pool.submit(&core, 0, QUERY, (peer, peer), Instant::now());
             }
             assert_eq!(pool.workers(), burst);
             assert_eq!(core.inflight.get(), burst);
@@ -380,7 +386,7 @@ mod tests {
             // The next queries are served by the idle workers: none is spawned.
             gate(false);
             for _ in 0..10 {
-                pool.submit(&core, 0, QUERY, peer, Instant::now());
+                pool.submit(&core, 0, QUERY, (peer, peer), Instant::now());
             }
             assert_eq!(pool.workers(), MAX_IDLE);
             gate(true);
@@ -393,13 +399,13 @@ mod tests {
             stale.wake();
             futures_lite::future::yield_now().await;
             assert_eq!(pool.idle.borrow().len(), MAX_IDLE, "listed once");
-            pool.submit(&core, 0, QUERY, peer, Instant::now());
+            pool.submit(&core, 0, QUERY, (peer, peer), Instant::now());
             settle(&pool).await;
             assert_eq!(replies.queued(), burst + 11);
             assert_eq!(pool.workers(), MAX_IDLE);
 
             // Queued work is finished after close; then every worker ends.
-            pool.submit(&core, 0, QUERY, peer, Instant::now());
+            pool.submit(&core, 0, QUERY, (peer, peer), Instant::now());
             pool.close();
             settle(&pool).await;
             assert_eq!(replies.queued(), burst + 12);

@@ -33,7 +33,7 @@
 //!
 //! | module | what it is | uses in `udp/` | uses outside |
 //! |---|---|---|---|
-//! | `mod.rs` | the loop: the round's sequence, the serve closure | `backend`, `deferred`, `send` | `serve`, `swap`, `stop`, `metrics`, `config` |
+//! | `mod.rs` | the loop: the round's sequence, the serve closure | `backend`, `deferred`, `send` | `serve`, `swap`, `stop`, `metrics`, `config`, `proxy` |
 //! | `deferred` | worker pool for deferred queries; their reply queue and its sender task | `backend` | `serve`, `core`, `plugin` |
 //! | `backend` | the `DatagramBackend` trait (a round: recv, for_each, send) and the `Backend` enum | `mmsg`, `single`, `send` | `config` |
 //! | `mmsg` | recvmmsg/sendmmsg; owns its slots and the headers pointed at them | `send`, `batch` | `metrics` |
@@ -48,6 +48,7 @@ mod mmsg;
 mod send;
 mod single;
 
+use super::proxy::{Datagram, UdpProxy};
 use super::serve::{Verdict, serve_batched, spawn_refreshes};
 use super::stop::Stop;
 use super::swap::View;
@@ -94,6 +95,8 @@ async fn run_with<H: Handler + 'static, B: DatagramBackend + 'static>(
     let queue = Rc::new(ReplyQueue::default());
     let sender = glommio::spawn_local(deferred::sender(queue.clone(), &backend));
     let pool = DeferredPool::new(queue.clone());
+    // The listener's PROXY sessions on this core (none made without `proxyproto`).
+    let mut proxy = UdpProxy::default();
     loop {
         let received = futures_lite::future::or(async { Some(backend.recv().await) }, async {
             stop.wait().await;
@@ -115,16 +118,42 @@ async fn run_with<H: Handler + 'static, B: DatagramBackend + 'static>(
         let l = &core.listeners[li];
         // One clock read for the batch: every query's request carries it.
         let batch_time = std::time::Instant::now();
-        backend.for_each(|packet, truncated, peer, reply| {
-            match serve_batched(core, l, packet, truncated, peer, batch_time, reply) {
-                Verdict::Send => true,
-                Verdict::Drop => false,
-                Verdict::Defer => {
-                    pool.submit(core, li, packet, peer, batch_time);
-                    false
-                }
+        // One branch per batch: a listener without `proxyproto` serves each datagram as it
+        // came, from its sender.
+        match &l.proxy {
+            None => backend.for_each(|packet, truncated, peer, reply| {
+                let from = (peer, peer);
+                serve_one(
+                    core,
+                    li,
+                    &pool,
+                    (packet, truncated),
+                    from,
+                    batch_time,
+                    reply,
+                )
+            }),
+            Some(p) => {
+                proxy.configure(p);
+                backend.for_each(|packet, truncated, peer, reply| {
+                    match proxy.datagram(p, packet, peer, batch_time) {
+                        Datagram::Serve { payload, client } => {
+                            let from = (peer, client);
+                            serve_one(
+                                core,
+                                li,
+                                &pool,
+                                (payload, truncated),
+                                from,
+                                batch_time,
+                                reply,
+                            )
+                        }
+                        Datagram::Nothing | Datagram::Invalid => false,
+                    }
+                })
             }
-        });
+        }
         core.after_batch();
         backend.send().await;
         spawn_refreshes(&view.core);
@@ -155,6 +184,30 @@ async fn run_with<H: Handler + 'static, B: DatagramBackend + 'static>(
     }
     queue.close();
     sender.await;
+}
+
+/// Serves one datagram inline (`cut`: longer than the buffer) and says whether to send the
+/// reply; a query that must wait goes to the pool. `(peer, client)`: where the reply goes,
+/// and the client plugins see (the same but for a PROXY header's).
+#[inline(always)]
+fn serve_one<H: Handler + 'static>(
+    core: &Rc<crate::runtime::core::CoreServer<H>>,
+    li: usize,
+    pool: &Rc<DeferredPool<H>>,
+    (packet, cut): (&[u8], bool),
+    (peer, client): (std::net::SocketAddr, std::net::SocketAddr),
+    batch_time: std::time::Instant,
+    reply: &mut Vec<u8>,
+) -> bool {
+    let l = &core.listeners[li];
+    match serve_batched(core, l, packet, cut, client, batch_time, reply) {
+        Verdict::Send => true,
+        Verdict::Drop => false,
+        Verdict::Defer => {
+            pool.submit(core, li, packet, (peer, client), batch_time);
+            false
+        }
+    }
 }
 
 #[cfg(test)]
