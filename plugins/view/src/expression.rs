@@ -32,24 +32,8 @@ const QUERY_FUNCTIONS: [&str; 13] = [
     "type",
 ];
 
-/// Every function an expression may call besides expr-lang's built-ins.
-const ALL_FUNCTIONS: [&str; 15] = [
-    "bufsize",
-    "class",
-    "client_ip",
-    "do",
-    "id",
-    "name",
-    "opcode",
-    "port",
-    "proto",
-    "server_ip",
-    "server_port",
-    "size",
-    "type",
-    "incidr",
-    "metadata",
-];
+/// The functions of CoreDNS's environment that take arguments.
+const UTILITY_FUNCTIONS: [&str; 2] = ["incidr", "metadata"];
 
 /// The key under which [`QueryEnv`] offers a metadata label's value; no identifier of an
 /// expression can start with it.
@@ -170,7 +154,8 @@ fn unknown_function(source: &str, env: &Environment<'_>) -> Option<String> {
             let ident = &source[start..i];
             let member = start > 0 && bytes[start - 1] == b'.';
             let called = source[i..].trim_start().starts_with('(');
-            if called && !member && !ALL_FUNCTIONS.contains(&ident) && !is_builtin(env, ident) {
+            let ours = QUERY_FUNCTIONS.contains(&ident) || UTILITY_FUNCTIONS.contains(&ident);
+            if called && !member && !ours && !is_builtin(env, ident) {
                 return Some(format!(
                     "invalid expression '{source}' at column {}: unknown function {ident}",
                     start + 1
