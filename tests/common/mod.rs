@@ -33,15 +33,28 @@ impl Drop for Port {
     }
 }
 
+/// Where test servers' ports are drawn from: below Linux's default ephemeral range
+/// (32768-60999), so that no client socket of another test (which gets an ephemeral port,
+/// on any loopback address of either family) can take a port between its claim and the
+/// server's bind.
+const SERVER_PORTS: std::ops::Range<u16> = 20000..32000;
+
 /// Finds and claims a free port.
 pub fn free_port() -> Port {
+    use std::hash::{BuildHasher, Hasher};
     std::fs::create_dir_all(PORT_DIR).unwrap();
-    for _ in 0..200 {
-        // On the wildcard address: a port that a client socket holds on any loopback
-        // address (tests connect from 127.0.0.2 and others) is not free for a server.
-        let udp = UdpSocket::bind("0.0.0.0:0").unwrap();
-        let port = udp.local_addr().unwrap().port();
-        if std::net::TcpListener::bind(("0.0.0.0", port)).is_err() {
+    let span = u64::from(SERVER_PORTS.end - SERVER_PORTS.start);
+    for _ in 0..500 {
+        let random = std::collections::hash_map::RandomState::new()
+            .build_hasher()
+            .finish();
+        let port = SERVER_PORTS.start + (random % span) as u16;
+        // Free on both wildcards, UDP and TCP: a server binds them all.
+        let free = ["0.0.0.0", "::"].iter().all(|host| {
+            let ip: std::net::IpAddr = host.parse().unwrap();
+            UdpSocket::bind((ip, port)).is_ok() && std::net::TcpListener::bind((ip, port)).is_ok()
+        });
+        if !free {
             continue;
         }
         let claim = PathBuf::from(PORT_DIR).join(port.to_string());
