@@ -35,6 +35,7 @@ pub mod prehashed;
 pub mod quote;
 pub mod readiness;
 pub mod registry;
+pub mod replacer;
 mod request;
 pub mod resolvconf;
 pub mod reverse;
