@@ -459,15 +459,18 @@ fn serving_with_log_allocates_nothing() {
 }
 
 /// The same blocks tapped by dnstap (`full`: the server's own error replies are written for
-/// the tap too). No reader is connected here (no writer runs without an executor), so every
-/// message is counted as dropped: the query path around the taps allocates nothing.
+/// the tap too; an `extra` with placeholders, rendered for every query that may be tapped).
+/// No reader is connected here (no writer runs without an executor), so every message is
+/// counted as dropped: the query path around the taps allocates nothing.
 const WITH_DNSTAP: &str = "\
 example.org:53 {
     dnstap /nonexistent/alloc-dnstap.sock full
     whoami
 }
 .:53 {
-    dnstap /nonexistent/alloc-dnstap.sock full
+    dnstap /nonexistent/alloc-dnstap.sock full {
+        extra \"{name} {type} {remote} {/forward/upstream}\"
+    }
     erratic {
         drop 0
     }

@@ -147,6 +147,17 @@ fn kinds(msgs: &[&Msg]) -> Vec<String> {
     msgs.iter().map(|m| m.kind.clone()).collect()
 }
 
+/// Held by the tests that flood the server with queries behind a stuck reader or sink: run
+/// side by side they slow each other past the 4 s write timeout, and a writer that redials
+/// then drains what the test counts on being dropped.
+static FLOOD: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn flood_lock() -> std::sync::MutexGuard<'static, ()> {
+    FLOOD
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 fn dnstap_tool(test: &str) -> Option<PathBuf> {
     tool("dnstap", "golang-github-dnstap-golang-dnstap-cli", test)
 }
@@ -371,6 +382,7 @@ fn a_reader_that_goes_away_and_comes_back_gets_the_stream_again() {
 /// the core's queue, and messages are dropped while queries are answered at once.
 #[test]
 fn a_reader_that_never_reads_costs_drops_not_answers() {
+    let _flood = flood_lock();
     let dir = TempDir::new();
     let socket = dir.0.join("stuck.sock");
     let listener = UnixListener::bind(&socket).unwrap();
@@ -695,4 +707,498 @@ fn a_reload_ends_the_old_stream_and_starts_the_new_one() {
         || reader.log().contains("closed connection 1"),
         "end of the old stream",
     );
+}
+
+// ---- `dnstap listen`: sinks of the test's own dial in ----
+
+/// What a test sink decoded: the type, the `extra` field and the wire messages of each
+/// data frame, in order, and how its stream ended.
+#[derive(Default)]
+struct Seen {
+    frames: Vec<Tapped>,
+    /// The server ended the stream with STOP (and got FINISH back).
+    stopped: bool,
+}
+
+/// One data frame, decoded with the plugin's dnstap schema.
+#[derive(Debug, Clone)]
+struct Tapped {
+    kind: i32,
+    identity: Vec<u8>,
+    extra: Option<String>,
+    /// The query or reply in wire form (`full`).
+    wire: Vec<u8>,
+    response_port: Option<u32>,
+}
+
+const CLIENT_QUERY: i32 = 5;
+const CLIENT_RESPONSE: i32 = 6;
+const FORWARDER_QUERY: i32 = 7;
+const FORWARDER_RESPONSE: i32 = 8;
+
+/// A dnstap sink of the test's own, a real Frame Streams reader: it dials the server's
+/// `listen` socket (again until the listener is up, 10 s at most), answers READY with
+/// ACCEPT, takes START, decodes every data frame, and answers STOP with FINISH. With
+/// `stall` it stops reading right after the handshake (a sink that is stuck).
+struct TestSink {
+    seen: std::sync::Arc<std::sync::Mutex<Seen>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+trait Stream: Read + Write + Send + 'static {}
+impl<T: Read + Write + Send + 'static> Stream for T {}
+
+impl TestSink {
+    fn dial<S: Stream>(
+        connect: impl Fn() -> std::io::Result<S> + Send + 'static,
+        stall: bool,
+    ) -> TestSink {
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Seen::default()));
+        let mine = seen.clone();
+        let thread = std::thread::spawn(move || {
+            let t0 = Instant::now();
+            let mut s = loop {
+                match connect() {
+                    Ok(s) => break s,
+                    Err(e) if t0.elapsed() > Duration::from_secs(10) => {
+                        panic!("could not reach the listener in 10 s: {e}")
+                    }
+                    Err(_) => std::thread::sleep(Duration::from_millis(50)),
+                }
+            };
+            assert_eq!(read_control(&mut s).unwrap(), 4, "READY first");
+            s.write_all(&control(1, true)).unwrap();
+            s.flush().unwrap();
+            assert_eq!(read_control(&mut s).unwrap(), 2, "START after ACCEPT");
+            if stall {
+                // Hold the connection unread until the server gives up on it (a write
+                // that does not progress for 4 s) or 30 s passed.
+                let t0 = Instant::now();
+                while t0.elapsed() < Duration::from_secs(30) {
+                    std::thread::sleep(Duration::from_millis(100));
+                    if mine.lock().unwrap().stopped {
+                        break;
+                    }
+                }
+                return;
+            }
+            loop {
+                let mut len = [0u8; 4];
+                if s.read_exact(&mut len).is_err() {
+                    return;
+                }
+                let n = u32::from_be_bytes(len) as usize;
+                if n == 0 {
+                    let mut rest = [0u8; 8];
+                    s.read_exact(&mut rest).unwrap();
+                    assert_eq!(rest, [0, 0, 0, 4, 0, 0, 0, 3], "STOP");
+                    s.write_all(&control(5, false)).unwrap();
+                    s.flush().unwrap();
+                    mine.lock().unwrap().stopped = true;
+                    return;
+                }
+                let mut frame = vec![0u8; n];
+                s.read_exact(&mut frame).unwrap();
+                let d = ringdns_plugin_dnstap::decode(&frame).expect("a dnstap frame");
+                let m = d.message.expect("a message");
+                mine.lock().unwrap().frames.push(Tapped {
+                    kind: m.r#type,
+                    identity: d.identity.unwrap_or_default(),
+                    extra: d.extra.map(|e| String::from_utf8(e).unwrap()),
+                    wire: m.query_message.or(m.response_message).unwrap_or_default(),
+                    response_port: m.response_port,
+                });
+            }
+        });
+        TestSink {
+            seen,
+            thread: Some(thread),
+        }
+    }
+
+    fn unix(path: &Path, stall: bool) -> TestSink {
+        let path = path.to_path_buf();
+        TestSink::dial(
+            move || {
+                let s = std::os::unix::net::UnixStream::connect(&path)?;
+                s.set_read_timeout(Some(Duration::from_secs(15)))?;
+                Ok(s)
+            },
+            stall,
+        )
+    }
+
+    fn tcp(port: u16) -> TestSink {
+        TestSink::dial(
+            move || {
+                let s = std::net::TcpStream::connect(("127.0.0.1", port))?;
+                s.set_read_timeout(Some(Duration::from_secs(15)))?;
+                Ok(s)
+            },
+            false,
+        )
+    }
+
+    /// The frames about `name` (by the wire name in their DNS message).
+    fn about(&self, name: &str) -> Vec<Tapped> {
+        let wire = common::wire_name(name);
+        self.seen
+            .lock()
+            .unwrap()
+            .frames
+            .iter()
+            .filter(|f| f.wire.windows(wire.len()).any(|w| w == wire))
+            .cloned()
+            .collect()
+    }
+
+    fn count(&self, kind: i32) -> usize {
+        let seen = self.seen.lock().unwrap();
+        seen.frames.iter().filter(|f| f.kind == kind).count()
+    }
+
+    /// Waits (10 s at most) until `ok` holds for it.
+    fn wait(&self, what: &str, ok: impl Fn(&TestSink) -> bool) {
+        let t0 = Instant::now();
+        while !ok(self) {
+            assert!(
+                t0.elapsed() < Duration::from_secs(10),
+                "no {what} within 10 s"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Waits for its stream to end; whether it ended with STOP.
+    fn end(mut self) -> bool {
+        self.thread.take().unwrap().join().unwrap();
+        self.seen.lock().unwrap().stopped
+    }
+}
+
+/// Queries `name` until every sink saw its CLIENT_RESPONSE (the sinks connect and the
+/// cores learn of them a moment after the server started).
+fn until_tapped(port: u16, name: &str, sinks: &[&TestSink]) {
+    let t0 = Instant::now();
+    let mut id = 1u16;
+    while !sinks
+        .iter()
+        .all(|s| s.about(name).iter().any(|f| f.kind == CLIENT_RESPONSE))
+    {
+        assert!(t0.elapsed() < Duration::from_secs(10), "no tap of {name}");
+        udp_exchange(port, &query(id, name, 1), Duration::from_secs(3)).expect("answered");
+        id = id.wrapping_add(1);
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn two_sinks_on_a_unix_listener_each_get_the_whole_stream() {
+    let dir = TempDir::new();
+    let socket = dir.0.join("listen.sock");
+    let sock = socket.display().to_string();
+    let mut server = Server::start(|p| {
+        format!(
+            "{{\n workers 2\n}}\n.:{p} {{\n dnstap listen unix://{sock} full {{\n identity listener\n extra plain\n }}\n whoami\n}}\n"
+        )
+    });
+    let a = TestSink::unix(&socket, false);
+    let b = TestSink::unix(&socket, false);
+    until_tapped(server.port, "warm.example.", &[&a, &b]);
+    for i in 0..20u16 {
+        let name = format!("n{i}.listen.example.");
+        udp_exchange(server.port, &query(i, &name, 1), Duration::from_secs(3)).expect("answered");
+    }
+    for sink in [&a, &b] {
+        sink.wait("the last query's reply", |s| {
+            s.about("n19.listen.example.")
+                .iter()
+                .any(|f| f.kind == CLIENT_RESPONSE)
+        });
+        for i in 0..20 {
+            let got = sink.about(&format!("n{i}.listen.example."));
+            let kinds: Vec<i32> = got.iter().map(|f| f.kind).collect();
+            assert_eq!(kinds, [CLIENT_QUERY, CLIENT_RESPONSE], "n{i}: {got:?}");
+            for f in &got {
+                assert_eq!(f.identity, b"listener");
+                assert_eq!(f.extra.as_deref(), Some("plain"));
+            }
+        }
+    }
+    // A stop ends both streams with STOP (the sinks answer FINISH) before the exit, and
+    // the socket file goes with the listener.
+    server.signal("TERM");
+    assert_eq!(server.wait_exit(Duration::from_secs(10)), Some(0));
+    assert!(a.end() && b.end(), "both streams ended with STOP");
+    assert!(!socket.exists(), "the listener's socket file is removed");
+}
+
+#[test]
+fn a_tcp_sink_sees_extra_filled_in_from_the_request_and_forward_upstream() {
+    let up = Server::start(|p| format!("{{\n workers 1\n}}\n.:{p} {{\n whoami\n}}\n"));
+    let up_port = up.port;
+    let tap = free_port();
+    let tap_port = tap.port;
+    drop(tap);
+    let server = Server::start(|p| {
+        format!(
+            "{{\n workers 1\n}}\n.:{p} {{\n metadata\n dnstap listen tcp://127.0.0.1:{tap_port} full {{\n extra \"up={{/forward/upstream}} q={{name}} {{type}} {{proto}} rc={{rcode}} {{bogus}}\"\n }}\n forward fwd.example 127.0.0.1:{up_port}\n whoami\n}}\n"
+        )
+    });
+    let sink = TestSink::tcp(tap_port);
+    until_tapped(server.port, "local.example.", &[&sink]);
+    let local = sink.about("local.example.");
+    assert!(
+        local
+            .iter()
+            .all(|f| f.extra.as_deref() == Some("up=- q=local.example. A udp rc=- {bogus}")),
+        "{local:?}"
+    );
+    udp_exchange(
+        server.port,
+        &query(7, "a.fwd.example.", 1),
+        Duration::from_secs(3),
+    )
+    .expect("forwarded");
+    tcp_exchange(server.port, &[query(8, "b.fwd.example.", 28)]);
+    sink.wait("b.fwd.example.'s reply", |s| {
+        s.about("b.fwd.example.")
+            .iter()
+            .any(|f| f.kind == CLIENT_RESPONSE)
+    });
+    let up_label = format!("up=127.0.0.1:{up_port}");
+    for (name, rest) in [("a.fwd.example.", "A udp"), ("b.fwd.example.", "AAAA tcp")] {
+        let got = sink.about(name);
+        let kinds: Vec<i32> = got.iter().map(|f| f.kind).collect();
+        assert_eq!(
+            kinds,
+            [
+                CLIENT_QUERY,
+                FORWARDER_QUERY,
+                FORWARDER_RESPONSE,
+                CLIENT_RESPONSE
+            ],
+            "{got:?}"
+        );
+        let extra = |up: &str| format!("{up} q={name} {rest} rc=- {{bogus}}");
+        // The query is tapped before forward ran (its upstream not published yet, as in
+        // CoreDNS); forward's messages and the reply after it published.
+        assert_eq!(got[0].extra, Some(extra("up=-")), "{got:?}");
+        for f in &got[1..] {
+            assert_eq!(f.extra, Some(extra(&up_label)), "{got:?}");
+        }
+        assert_eq!(got[1].response_port, Some(u32::from(up_port)));
+    }
+    drop(server);
+}
+
+#[test]
+fn a_sink_that_stops_reading_costs_its_own_drops_not_the_other_sinks_or_the_answers() {
+    let _flood = flood_lock();
+    let dir = TempDir::new();
+    let socket = dir.0.join("slow.sock");
+    let sock = socket.display().to_string();
+    let metrics = free_port();
+    let mport = metrics.port;
+    drop(metrics);
+    let server = Server::start(|p| {
+        format!(
+            "{{\n workers 1\n}}\n.:{p} {{\n prometheus 127.0.0.1:{mport}\n dnstap listen {sock} full\n whoami\n}}\n"
+        )
+    });
+    let good = TestSink::unix(&socket, false);
+    until_tapped(server.port, "first.example.", &[&good]);
+    let stuck = TestSink::unix(&socket, true);
+    // The stuck sink is connected (the good one's stream shows a query after it was).
+    std::thread::sleep(Duration::from_millis(600));
+    let before = good.count(CLIENT_RESPONSE);
+    let s = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
+    let mut buf = [0u8; 1500];
+    let mut slowest = Duration::ZERO;
+    let t0 = Instant::now();
+    // 2 messages a query, ~200 bytes each with `full`: far more than the stuck sink's
+    // socket buffers hold.
+    for id in 0..6_000u16 {
+        let q = query(id, "slow.example.", 1);
+        let t = Instant::now();
+        s.send_to(&q, server.addr()).unwrap();
+        let (n, _) = s.recv_from(&mut buf).expect("every query is answered");
+        assert!(n > 12 && buf[..2] == q[..2]);
+        slowest = slowest.max(t.elapsed());
+    }
+    let total = t0.elapsed();
+    assert!(
+        slowest < Duration::from_millis(500),
+        "a query waited {slowest:?}"
+    );
+    assert!(
+        total < Duration::from_secs(20),
+        "6 000 queries took {total:?}"
+    );
+    // The good sink gets every reply; the stuck one costs drops (a full queue, or what was
+    // queued when its connection was closed after a write stalled for 4 s).
+    good.wait("all 6 000 replies", |g| {
+        g.count(CLIENT_RESPONSE) - before >= 6_000
+    });
+    assert_eq!(good.count(CLIENT_RESPONSE) - before, 6_000);
+    let label = [("endpoint", sock.as_str())];
+    let page = common::metrics::scrape_until(mport, |t| {
+        common::metrics::value(t, "coredns_dnstap_dropped_total", &label)
+            .is_some_and(|v| v >= 1_000.0)
+    });
+    let dropped = common::metrics::value(&page, "coredns_dnstap_dropped_total", &label).unwrap();
+    assert!(dropped >= 1_000.0, "dropped {dropped}\n{page}");
+    assert!(
+        server.wait_stdout("closed: i/o timeout", Duration::from_secs(10)),
+        "the stuck sink's connection is closed\n{}",
+        server.stdout()
+    );
+    // After that the good sink still gets the stream.
+    until_tapped(server.port, "after.example.", &[&good]);
+    drop(server);
+    stuck.end();
+}
+
+/// A CA, a server certificate for `tap.test` and a client certificate, all signed by it;
+/// PEM files in `dir`: (ca, cert, key, client cert, client key).
+fn tls_files(dir: &TempDir) -> [PathBuf; 5] {
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
+    let ca_key = KeyPair::generate().unwrap();
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca = ca_params.self_signed(&ca_key).unwrap();
+    let issuer = Issuer::new(ca_params, ca_key);
+    let leaf = |name: &str| {
+        let key = KeyPair::generate().unwrap();
+        let cert = CertificateParams::new(vec![name.to_string()])
+            .unwrap()
+            .signed_by(&key, &issuer)
+            .unwrap();
+        (cert.pem(), key.serialize_pem())
+    };
+    let (cert, key) = leaf("tap.test");
+    let (client, client_key) = leaf("sink.test");
+    [
+        dir.write("ca.pem", &ca.pem()),
+        dir.write("cert.pem", &cert),
+        dir.write("key.pem", &key),
+        dir.write("client.pem", &client),
+        dir.write("client-key.pem", &client_key),
+    ]
+}
+
+/// A TLS client that trusts `ca` and offers the client certificate when given.
+fn sink_tls(ca: &Path, client: Option<(&Path, &Path)>) -> std::sync::Arc<rustls::ClientConfig> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let mut roots = rustls::RootCertStore::empty();
+    for c in CertificateDer::pem_file_iter(ca).unwrap() {
+        roots.add(c.unwrap()).unwrap();
+    }
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let b = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots);
+    let config = match client {
+        Some((cert, key)) => b
+            .with_client_auth_cert(
+                CertificateDer::pem_file_iter(cert)
+                    .unwrap()
+                    .map(|c| c.unwrap())
+                    .collect(),
+                PrivateKeyDer::from_pem_file(key).unwrap(),
+            )
+            .unwrap(),
+        None => b.with_no_client_auth(),
+    };
+    std::sync::Arc::new(config)
+}
+
+/// A TLS connection to the listener, handshaken (the server's certificate checked for
+/// `tap.test`), with a read timeout.
+fn tls_dial(
+    port: u16,
+    config: std::sync::Arc<rustls::ClientConfig>,
+) -> std::io::Result<rustls::StreamOwned<rustls::ClientConnection, std::net::TcpStream>> {
+    let mut tcp = std::net::TcpStream::connect(("127.0.0.1", port))?;
+    tcp.set_read_timeout(Some(Duration::from_secs(15)))?;
+    let name = rustls::pki_types::ServerName::try_from("tap.test").unwrap();
+    let mut conn = rustls::ClientConnection::new(config, name).map_err(std::io::Error::other)?;
+    while conn.is_handshaking() {
+        conn.complete_io(&mut tcp)?;
+    }
+    Ok(rustls::StreamOwned::new(conn, tcp))
+}
+
+#[test]
+fn a_tls_listener_takes_a_sink_with_a_client_certificate_and_refuses_one_without() {
+    let dir = TempDir::new();
+    let [ca, cert, key, client, client_key] = tls_files(&dir);
+    let tap = free_port();
+    let tap_port = tap.port;
+    drop(tap);
+    let (c, k, a) = (cert.display(), key.display(), ca.display());
+    let server = Server::start(|p| {
+        format!(
+            "{{\n workers 1\n}}\n.:{p} {{\n dnstap listen tls://127.0.0.1:{tap_port} full {{\n tls {c} {k} {a}\n }}\n whoami\n}}\n"
+        )
+    });
+    let with_cert = sink_tls(&ca, Some((&client, &client_key)));
+    let sink = TestSink::dial(move || tls_dial(tap_port, with_cert.clone()), false);
+    until_tapped(server.port, "tls.example.", &[&sink]);
+    // Without a client certificate the handshake fails (the listener requires one); the
+    // server may report it in the handshake or close the connection on the first read.
+    let refused = (|| {
+        let mut s = tls_dial(tap_port, sink_tls(&ca, None))?;
+        read_control(&mut s).map(|_| ())
+    })();
+    assert!(
+        refused.is_err(),
+        "a sink without a client certificate was served"
+    );
+    assert!(
+        server.wait_stdout("peer sent no certificates", Duration::from_secs(5)),
+        "{}",
+        server.stdout()
+    );
+    drop(server);
+}
+
+/// A reload ends the old listener's streams (STOP, FINISH) and the new configuration
+/// listens on the same path once the old one let it go.
+#[test]
+fn a_reload_ends_the_listeners_streams_and_listens_again_on_the_same_path() {
+    let dir = TempDir::new();
+    let socket = dir.0.join("reload-listen.sock");
+    let sock = socket.display().to_string();
+    let corefile = |p: u16, id: &str| {
+        format!(
+            "{{\n workers 1\n}}\n.:{p} {{\n dnstap listen {sock} full {{\n identity {id}\n }}\n whoami\n}}\n"
+        )
+    };
+    let server = Server::start(|p| corefile(p, "one"));
+    let old = TestSink::unix(&socket, false);
+    until_tapped(server.port, "first.example.", &[&old]);
+    server
+        .dir
+        .write("Corefile.next", &corefile(server.port, "two"));
+    std::fs::rename(
+        server.dir.0.join("Corefile.next"),
+        server.dir.0.join("Corefile"),
+    )
+    .unwrap();
+    server.signal("USR1");
+    assert!(
+        server.wait_stdout("[INFO] Reloading complete", Duration::from_secs(10)),
+        "{}",
+        server.stdout()
+    );
+    assert!(old.end(), "the old listener's stream ended with STOP");
+    let new = TestSink::unix(&socket, false);
+    until_tapped(server.port, "second.example.", &[&new]);
+    let got = new.about("second.example.");
+    assert!(got.iter().all(|f| f.identity == b"two"), "{got:?}");
+    drop(server);
 }

@@ -36,6 +36,7 @@ pub mod proxy_protocol;
 pub mod quote;
 pub mod readiness;
 pub mod registry;
+pub mod replacer;
 mod request;
 pub mod resolvconf;
 pub mod reverse;

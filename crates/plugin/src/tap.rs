@@ -5,8 +5,8 @@
 //! keeps the registry and asks it for the core's [`CoreTap`] when it builds its per-core
 //! instance. A block without dnstap gives `None`, and forward's query path only tests it.
 
-use crate::CoreInfo;
 use crate::registry::Registry;
+use crate::{CoreInfo, Request};
 use std::net::SocketAddr;
 use std::rc::Rc;
 use std::time::Instant;
@@ -32,8 +32,9 @@ pub struct Forwarded<'a> {
 /// an implementation encodes into the core's buffers and never waits.
 pub trait CoreTap {
     /// Records an exchange with an upstream (FORWARDER_QUERY, and FORWARDER_RESPONSE when
-    /// a reply came).
-    fn forwarded(&self, exchange: &Forwarded<'_>);
+    /// a reply came) made for the client's request `req` (dnstap's `extra` placeholders are
+    /// filled in from it and its metadata, as CoreDNS's `TapMessageWithMetadata`).
+    fn forwarded(&self, req: &Request<'_>, exchange: &Forwarded<'_>);
 }
 
 /// A block's dnstap: gives each core its taps.

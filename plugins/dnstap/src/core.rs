@@ -1,16 +1,18 @@
 //! A core's taps: for each `dnstap` line, a bounded buffer of encoded frames that the core's
 //! writer task drains to the reader. The query path encodes straight into the buffer (no
 //! allocation once it has grown to its working size) and never waits: a full buffer, or a
-//! reader that is not connected, drops the frame and counts it.
+//! reader that is not connected, drops the frame and counts it. A line whose `extra` has
+//! placeholders renders it per message into the core's scratch text; a literal `extra`
+//! is copied from the configuration, as before.
 
 use crate::Shared;
 use crate::counters::Counters;
 use crate::proto::{self, Addr, Envelope, MessageType, Tap};
-use crate::setup::TapConfig;
+use crate::setup::{Extra, TapConfig};
+use ringdns_plugin::replacer;
 use ringdns_plugin::tap::{CoreTap, Forwarded};
-use ringdns_plugin::{CoreInfo, Proto};
+use ringdns_plugin::{CoreInfo, Proto, Request};
 use std::cell::{Cell, RefCell};
-use std::net::SocketAddr;
 use std::rc::{Rc, Weak};
 use std::sync::Arc;
 use std::task::Waker;
@@ -37,8 +39,12 @@ pub struct Sink {
     pub pending: RefCell<Pending>,
     /// The writer, waiting for frames.
     pub waker: Cell<Option<Waker>>,
-    /// A reader took the stream (the handshake is done): frames are kept only then.
+    /// A reader took the stream (the handshake is done; with `listen`, at least one sink
+    /// is connected): frames are kept only then.
     pub connected: Cell<bool>,
+    /// Whether a frame kept back for want of a reader counts as dropped: yes for a reader
+    /// ringdns dials, no for `listen` (with no sink connected there is no one to drop for).
+    pub counts_unconnected: bool,
     /// Drops since the writer last logged them.
     pub unlogged_drops: Cell<u64>,
     /// This core's counters (the registry's, so a reload counts on).
@@ -52,8 +58,13 @@ impl Sink {
     }
 
     fn drop_one(&self) {
-        self.counters.dropped.inc();
-        self.unlogged_drops.set(self.unlogged_drops.get() + 1);
+        self.drop_n(1);
+    }
+
+    /// Counts `n` messages dropped (and to log).
+    pub fn drop_n(&self, n: u64) {
+        self.counters.dropped.add(n);
+        self.unlogged_drops.set(self.unlogged_drops.get() + n);
     }
 }
 
@@ -71,6 +82,13 @@ pub struct CoreTaps {
     anchor: Cell<(Instant, SystemTime)>,
     /// Where a message is encoded while its length is measured.
     scratch: RefCell<Vec<u8>>,
+    /// Where a line's `extra` format is rendered for the message being built.
+    extra: RefCell<String>,
+    /// Per line: the `extra` of the query being served on a pass that may not wait,
+    /// rendered before the rest of the chain ran (its CLIENT_QUERY is built after).
+    query_extra: Vec<RefCell<String>>,
+    /// Some line's `extra` has placeholders.
+    pub formats: bool,
     /// The writers were started.
     pub started: Cell<bool>,
 }
@@ -91,12 +109,28 @@ impl CoreTaps {
                     }),
                     waker: Cell::new(None),
                     connected: Cell::new(false),
+                    counts_unconnected: t.listen.is_none(),
                     unlogged_drops: Cell::new(0),
                     counters: ringdns_plugin::metrics::registry::cell(&[&t.label], core.index),
                 })
             })
             .collect();
+        let formats = shared
+            .taps
+            .iter()
+            .any(|t| matches!(t.extra, Extra::Format(_)));
+        let query_extra = shared
+            .taps
+            .iter()
+            .map(|t| match t.extra {
+                Extra::Format(_) => RefCell::new(String::with_capacity(256)),
+                Extra::Literal(_) => RefCell::new(String::new()),
+            })
+            .collect();
         CoreTaps {
+            formats,
+            query_extra,
+            extra: RefCell::new(String::with_capacity(256)),
             shared,
             core: core.index,
             sinks,
@@ -124,23 +158,55 @@ impl CoreTaps {
         (d.as_secs(), d.subsec_nanos())
     }
 
+    /// Renders the `extra` of every line with placeholders for `req` as it is now (before
+    /// the rest of the chain ran), for the CLIENT_QUERY [`CoreTaps::client_query`] builds
+    /// later with `saved` set.
+    pub fn save_query_extra(&self, req: &Request<'_>) {
+        for (cfg, out) in self.shared.taps.iter().zip(&self.query_extra) {
+            if let Extra::Format(pieces) = &cfg.extra {
+                let mut out = out.borrow_mut();
+                out.clear();
+                replacer::render(pieces, req, None, &mut out);
+            }
+        }
+    }
+
     /// Encodes one message for every line (`full` decides whether the wire messages go
-    /// in) and wakes the writers that were idle.
-    fn tap<'a>(&self, make: impl Fn(bool) -> Tap<'a>) {
+    /// in), its `extra` rendered for `req` (or the one saved for the query, `saved`), and
+    /// wakes the writers that were idle.
+    fn tap<'a>(&self, req: &Request<'_>, saved: bool, make: impl Fn(bool) -> Tap<'a>) {
         let mut scratch = self.scratch.borrow_mut();
         for sink in &self.sinks {
             let cfg = &self.shared.taps[sink.index];
             if !sink.connected.get() {
-                sink.drop_one();
+                if sink.counts_unconnected {
+                    sink.drop_one();
+                }
                 continue;
             }
             let tap = make(cfg.full);
             scratch.clear();
             proto::encode_message(&tap, &mut scratch);
+            let rendered;
+            let extra: &[u8] = match &cfg.extra {
+                Extra::Literal(text) => text,
+                Extra::Format(_) if saved => {
+                    rendered = self.query_extra[sink.index].borrow();
+                    rendered.as_bytes()
+                }
+                Extra::Format(pieces) => {
+                    let mut out = self.extra.borrow_mut();
+                    out.clear();
+                    replacer::render(pieces, req, None, &mut out);
+                    drop(out);
+                    rendered = self.extra.borrow();
+                    rendered.as_bytes()
+                }
+            };
             let env = Envelope {
                 identity: &cfg.identity,
                 version: &cfg.version,
-                extra: &cfg.extra,
+                extra,
             };
             let mut p = sink.pending.borrow_mut();
             if !sink.room(cfg, &p, proto::frame_len(&env, scratch.len())) {
@@ -157,13 +223,16 @@ impl CoreTaps {
         }
     }
 
-    /// CLIENT_QUERY: `query` from `client` over `proto`, received at `received`.
-    pub fn client_query(&self, client: SocketAddr, proto: Proto, query: &[u8], received: Instant) {
-        let qt = self.wall(received);
-        let who = (Addr::new(client.ip()), client.port());
-        self.tap(|full| Tap {
+    /// CLIENT_QUERY: the query of `req`; its `extra` the one saved before the rest of the
+    /// chain ran when `saved`, else rendered now.
+    pub fn client_query(&self, req: &Request<'_>, saved: bool) {
+        let qt = self.wall(req.received());
+        let who = (Addr::new(req.client.ip()), req.client.port());
+        let protocol = protocol(req.proto);
+        let query = req.query.packet();
+        self.tap(req, saved, |full| Tap {
             kind: MessageType::ClientQuery,
-            protocol: protocol(proto),
+            protocol,
             query: Some(who),
             response: None,
             query_time: Some(qt),
@@ -173,21 +242,15 @@ impl CoreTaps {
         });
     }
 
-    /// CLIENT_RESPONSE: `reply` to `client`, for a query received at `received`, sent at
-    /// `sent`.
-    pub fn client_response(
-        &self,
-        client: SocketAddr,
-        proto: Proto,
-        reply: &[u8],
-        received: Instant,
-        sent: Instant,
-    ) {
-        let (qt, rt) = (self.wall(received), self.wall(sent));
-        let who = (Addr::new(client.ip()), client.port());
-        self.tap(|full| Tap {
+    /// CLIENT_RESPONSE: the reply of `req` (written into `req.reply`), sent at `sent`.
+    pub fn client_response(&self, req: &Request<'_>, sent: Instant) {
+        let (qt, rt) = (self.wall(req.received()), self.wall(sent));
+        let who = (Addr::new(req.client.ip()), req.client.port());
+        let protocol = protocol(req.proto);
+        let reply = &req.reply[..];
+        self.tap(req, false, |full| Tap {
             kind: MessageType::ClientResponse,
-            protocol: protocol(proto),
+            protocol,
             query: Some(who),
             response: None,
             query_time: Some(qt),
@@ -206,11 +269,11 @@ fn protocol(p: Proto) -> i32 {
 }
 
 impl CoreTap for CoreTaps {
-    fn forwarded(&self, x: &Forwarded<'_>) {
+    fn forwarded(&self, req: &Request<'_>, x: &Forwarded<'_>) {
         let up = (Addr::new(x.upstream.ip()), x.upstream.port());
         let protocol = if x.tcp { proto::TCP } else { proto::UDP };
         let sent = self.wall(x.sent);
-        self.tap(|full| Tap {
+        self.tap(req, false, |full| Tap {
             kind: MessageType::ForwarderQuery,
             protocol,
             query: None,
@@ -222,7 +285,7 @@ impl CoreTap for CoreTaps {
         });
         if let Some(reply) = x.reply {
             let answered = self.wall(x.answered);
-            self.tap(|full| Tap {
+            self.tap(req, false, |full| Tap {
                 kind: MessageType::ForwarderResponse,
                 protocol,
                 query: None,

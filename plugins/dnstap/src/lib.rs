@@ -1,22 +1,31 @@
 //! dnstap: the client's queries and replies (CLIENT_QUERY, CLIENT_RESPONSE), and forward's
 //! exchanges with its upstreams (FORWARDER_QUERY, FORWARDER_RESPONSE), as dnstap messages
 //! over bidirectional Frame Streams to a reader on a unix socket, TCP or TLS, as CoreDNS's
-//! `plugin/dnstap`. Each core encodes into its own bounded buffer and has its own writer
-//! and connection; a slow or absent reader costs dropped (and counted) messages, never a
-//! delayed query.
+//! `plugin/dnstap`, or (`dnstap listen`) to every sink that connects to ringdns. Each core
+//! encodes into its own bounded buffer and has its own writer (and, for a reader it dials,
+//! its own connection); a slow or absent reader costs dropped (and counted) messages, never
+//! a delayed query. `extra` is literal text or CoreDNS's replacer format
+//! (`ringdns_plugin::replacer`), rendered per message.
 
 #![forbid(unsafe_code)]
 
 mod core;
 mod counters;
 mod fstrm;
-mod proto;
+mod listen;
+pub mod proto;
 mod setup;
 mod tls;
 mod writer;
 
 pub use counters::Counters;
-pub use setup::{Endpoint, TapConfig};
+pub use setup::{Endpoint, Extra, TapConfig};
+
+/// Decodes one data frame's payload (what follows its length) with the dnstap schema:
+/// for a sink of a test's own, or a tool, that reads what ringdns writes.
+pub fn decode(payload: &[u8]) -> Result<proto::Dnstap, prost::DecodeError> {
+    <proto::Dnstap as prost::Message>::decode(payload)
+}
 
 use crate::core::CoreTaps;
 use ringdns_plugin::corefile::{Dispenser, Error};
@@ -61,7 +70,7 @@ pub struct Shared {
     pub taps: Vec<TapConfig>,
     /// The server stops: the writers send what is queued, STOP, and end.
     pub stopping: AtomicBool,
-    /// Writers running, on all cores.
+    /// Writers running, on all cores (and `listen` lines' listener threads).
     pub writers: AtomicUsize,
 }
 
@@ -121,14 +130,24 @@ impl Serve for Dnstap {
     /// On the deferred pass, the last one a query takes, CLIENT_QUERY is tapped before the
     /// rest runs, so that it comes before forward's messages, as in CoreDNS. Nothing is kept
     /// across the rest's await: the response is tapped in [`Serve::amend`].
+    /// On a pass that may not wait, the CLIENT_QUERY is built in [`Serve::amend`], after
+    /// the rest ran: the `extra` placeholders are rendered here, before, as CoreDNS renders
+    /// them when it taps the query.
     fn serve<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> impl Future<Output = Outcome> {
-        if req.can_wait() && !req.is_refresh() {
-            self.query(req);
+        if !req.is_refresh() {
+            if req.can_wait() {
+                self.taps.client_query(req, false);
+            } else if self.taps.formats {
+                self.taps.save_query_extra(req);
+            }
         }
         next_or_failure(Self::NAME, next, req)
     }
 
     fn serve_now<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> Option<Status> {
+        if self.taps.formats && !req.is_refresh() {
+            self.taps.save_query_extra(req);
+        }
         next_or_failure_now(Self::NAME, next, req)
     }
 
@@ -140,7 +159,7 @@ impl Serve for Dnstap {
             return status;
         }
         if !req.can_wait() {
-            self.query(req);
+            self.taps.client_query(req, true);
         }
         let full = self.taps.shared.taps.iter().any(|t| t.full);
         if full && !client_write(status.rcode) {
@@ -148,13 +167,7 @@ impl Serve for Dnstap {
             MessageWriter::reply(&req.query, req.reply, status.rcode).finish();
             req.finalize_reply();
         }
-        self.taps.client_response(
-            req.client,
-            req.proto,
-            req.reply,
-            req.received(),
-            Instant::now(),
-        );
+        self.taps.client_response(req, Instant::now());
         status
     }
 
@@ -170,13 +183,6 @@ impl Shared {
     /// configuration with dnstap became current.
     pub fn ending(&self) -> bool {
         self.stopping.load(Ordering::Relaxed) || self.load < CURRENT.load(Ordering::Relaxed)
-    }
-}
-
-impl Dnstap {
-    fn query(&self, req: &Request<'_>) {
-        self.taps
-            .client_query(req.client, req.proto, req.query.packet(), req.received());
     }
 }
 

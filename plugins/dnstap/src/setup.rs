@@ -1,8 +1,12 @@
-//! `dnstap SOCKET [full] [writebuffer] [queue] { identity; version; extra; skipverify }`,
-//! parsed as CoreDNS's `plugin/dnstap/setup.go` parses it, with its bounds and messages.
+//! `dnstap SOCKET [full] [writebuffer] [queue] { identity; version; extra; skipverify }`
+//! and `dnstap listen SOCKET [full] { identity; version; extra; tls CERT KEY [CA];
+//! skipverify }`, parsed as CoreDNS's `plugin/dnstap/setup.go` parses them, with its bounds
+//! and messages.
 
+use crate::listen::Hub;
 use crate::tls;
 use ringdns_plugin::corefile::{Dispenser, Error};
+use ringdns_plugin::replacer::{self, Piece};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -27,10 +31,42 @@ pub enum Endpoint {
     Tls(SocketAddr, String),
 }
 
+/// The `extra` field of a line's messages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Extra {
+    /// The same text in every message (empty: no field, as CoreDNS without `extra`).
+    Literal(Vec<u8>),
+    /// CoreDNS's replacer format (`{/forward/upstream}`, `{name}` …), filled in per message
+    /// from the request and its metadata.
+    Format(Vec<Piece>),
+}
+
+impl Extra {
+    /// `extra TEXT`: a literal when TEXT holds no placeholder the replacer knows.
+    pub fn parse(text: &str) -> Extra {
+        let pieces = replacer::parse(text);
+        if replacer::is_literal(&pieces) {
+            Extra::Literal(text.as_bytes().to_vec())
+        } else {
+            Extra::Format(pieces)
+        }
+    }
+}
+
+/// The TLS side of a `dnstap listen tls://…` line (`tls CERT KEY [CA]`, `skipverify`).
+pub struct ListenTls {
+    /// The server configuration: the certificate, and the client check.
+    pub config: Arc<rustls::ServerConfig>,
+}
+
 /// One `dnstap` line.
 pub struct TapConfig {
-    /// Where the reader is.
+    /// Where the reader is (with `listen`: where ringdns listens for sinks).
     pub endpoint: Endpoint,
+    /// `dnstap listen`: sinks dial in; its fan-out to the connected sinks.
+    pub listen: Option<Hub>,
+    /// `tls CERT KEY [CA]` of a `listen tls://` line.
+    pub listen_tls: Option<ListenTls>,
     /// The SOCKET as written, for logs and metrics labels.
     pub label: String,
     /// `full`: the wire messages go in.
@@ -43,8 +79,8 @@ pub struct TapConfig {
     pub identity: Vec<u8>,
     /// `version` (`ringdns-VERSION` by default).
     pub version: Vec<u8>,
-    /// `extra`, literal text; empty for none.
-    pub extra: Vec<u8>,
+    /// `extra`.
+    pub extra: Extra,
     /// The client configuration of a `tls://` endpoint (`skipverify` applied).
     pub tls: Option<Arc<rustls::ClientConfig>>,
 }
@@ -96,15 +132,15 @@ pub fn parse(d: &mut Dispenser<'_>) -> Result<Vec<TapConfig>, Error> {
         if args.is_empty() {
             return Err(d.plugin_arg_err("dnstap"));
         }
-        if args[0] == "listen" {
+        let listen = args[0] == "listen";
+        let args = if listen {
             if args.len() < 2 {
                 return Err(d.plugin_err("dnstap", "dnstap listen requires an endpoint argument"));
             }
-            return Err(d.plugin_err(
-                "dnstap",
-                "dnstap listen (the collector dials in) is not supported yet",
-            ));
-        }
+            &args[1..]
+        } else {
+            &args[..]
+        };
         if args.len() > 4 {
             return Err(d.plugin_arg_err("dnstap"));
         }
@@ -138,16 +174,19 @@ pub fn parse(d: &mut Dispenser<'_>) -> Result<Vec<TapConfig>, Error> {
         };
         let mut tap = TapConfig {
             endpoint,
+            listen: listen.then(Hub::default),
+            listen_tls: None,
             label: socket.clone(),
             full: args.get(1).is_some_and(|a| a == "full"),
             write_buffer: write_buffer * WRITE_BUF_SIZE,
             queue: queue * QUEUE_SIZE,
             identity: ringdns_plugin::hostname::hostname().into_bytes(),
             version: DEFAULT_VERSION.as_bytes().to_vec(),
-            extra: Vec::new(),
+            extra: Extra::Literal(Vec::new()),
             tls: None,
         };
         let mut skip_verify = false;
+        let mut files = None;
         while d.next_block() {
             match d.val() {
                 "skipverify" if tls_name.is_none() => {
@@ -160,8 +199,29 @@ pub fn parse(d: &mut Dispenser<'_>) -> Result<Vec<TapConfig>, Error> {
                     ));
                 }
                 "skipverify" => skip_verify = true,
-                "tls" => {
+                "tls" if !listen => {
                     return Err(d.plugin_err("dnstap", "tls directive only valid for listeners"));
+                }
+                "tls" if tls_name.is_none() => {
+                    return Err(d.plugin_err(
+                        "dnstap",
+                        format!(
+                            "tls directive only valid for tls:// listeners, not {}",
+                            tap.label
+                        ),
+                    ));
+                }
+                "tls" => {
+                    let args = d.remaining_args();
+                    if args.len() < 2 {
+                        return Err(d.plugin_err("dnstap", "tls requires cert and key file paths"));
+                    }
+                    if args.len() > 3 {
+                        return Err(d.plugin_arg_err("dnstap"));
+                    }
+                    let read = tls::server_files(&args)
+                        .map_err(|e| d.plugin_err("dnstap", format!("{}: {e}", tap.label)))?;
+                    files = Some(read);
                 }
                 "identity" | "version" | "extra" => {
                     let key = d.val().to_string();
@@ -172,15 +232,7 @@ pub fn parse(d: &mut Dispenser<'_>) -> Result<Vec<TapConfig>, Error> {
                     match key.as_str() {
                         "identity" => tap.identity = v,
                         "version" => tap.version = v,
-                        _ => {
-                            if v.contains(&b'{') {
-                                return Err(d.plugin_err(
-                                    "dnstap",
-                                    "extra with {placeholders} (metadata replacement) is not supported yet",
-                                ));
-                            }
-                            tap.extra = v;
-                        }
+                        _ => tap.extra = Extra::parse(d.val()),
                     }
                 }
                 other => {
@@ -189,7 +241,16 @@ pub fn parse(d: &mut Dispenser<'_>) -> Result<Vec<TapConfig>, Error> {
                 }
             }
         }
-        if let Some(name) = tls_name {
+        if listen {
+            if tls_name.is_some() {
+                let Some(files) = files else {
+                    return Err(d.plugin_err("dnstap", "TLS listener requires cert and key files"));
+                };
+                let config = tls::server_config(files, skip_verify)
+                    .map_err(|e| d.plugin_err("dnstap", format!("{}: {e}", tap.label)))?;
+                tap.listen_tls = Some(ListenTls { config });
+            }
+        } else if let Some(name) = tls_name {
             let config = tls::client_config(skip_verify)
                 .map_err(|e| d.plugin_err("dnstap", format!("{}: {e}", tap.label)))?;
             tls::server_name(&name).map_err(|e| d.plugin_err("dnstap", e))?;

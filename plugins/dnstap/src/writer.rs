@@ -18,9 +18,9 @@ use std::task::Poll;
 use std::time::{Duration, Instant};
 
 /// CoreDNS's `tcpTimeout`: dialling, the handshake, and each write.
-const TIMEOUT: Duration = Duration::from_secs(4);
+pub const TIMEOUT: Duration = Duration::from_secs(4);
 /// CoreDNS's `errorCheckInterval`: redial and drop logging.
-const ERROR_CHECK: Duration = Duration::from_secs(10);
+pub const ERROR_CHECK: Duration = Duration::from_secs(10);
 /// How long the writer sleeps with nothing to write before it looks at the stop flag and
 /// refreshes the core's clock pair.
 const IDLE: Duration = Duration::from_millis(250);
@@ -86,7 +86,7 @@ enum End {
 }
 
 /// Waits until the sink has frames, or `IDLE` passed.
-async fn frames_or_idle(sink: &Sink) {
+pub async fn frames_or_idle(sink: &Sink) {
     let ready = std::future::poll_fn(|cx| {
         if sink.pending.borrow().frames > 0 {
             Poll::Ready(())
@@ -164,7 +164,8 @@ async fn session<S: AsyncRead + AsyncWrite + Unpin>(
     }
 }
 
-fn log_drops(core: &CoreTaps, sink: &Sink) {
+/// Logs the drops of `sink` since the last time, as CoreDNS's `Dropped dnstap messages`.
+pub fn log_drops(core: &CoreTaps, sink: &Sink) {
     let n = sink.unlogged_drops.replace(0);
     if n > 0 {
         let label = &core.shared.taps[sink.index].label;
@@ -288,6 +289,10 @@ pub fn start(taps: &Rc<CoreTaps>) {
     }
     for i in 0..taps.sinks.len() {
         let weak = Rc::downgrade(taps);
-        ringdns_plugin::glommio::spawn_local(run(weak, i)).detach();
+        if taps.shared.taps[i].listen.is_some() {
+            ringdns_plugin::glommio::spawn_local(crate::listen::run_core(weak, i)).detach();
+        } else {
+            ringdns_plugin::glommio::spawn_local(run(weak, i)).detach();
+        }
     }
 }

@@ -416,14 +416,17 @@ async fn forward_one(inner: &Rc<Inner>, ri: usize, req: &mut Request<'_>) -> Don
         if let Some(taps) = &inner.taps {
             // FORWARDER_QUERY, and FORWARDER_RESPONSE when a reply came (CoreDNS's toDnstap).
             let replied = matches!(result, Ok(()) | Err(upstream::ExchangeError::Rejected(_)));
-            taps.forwarded(&Forwarded {
-                upstream: up.up.addr,
-                tcp: via != Via::Udp,
-                query,
-                reply: replied.then_some(&req.reply[..]),
-                sent: t0,
-                answered: now,
-            });
+            taps.forwarded(
+                req,
+                &Forwarded {
+                    upstream: up.up.addr,
+                    tcp: via != Via::Udp,
+                    query,
+                    reply: replied.then_some(&req.reply[..]),
+                    sent: t0,
+                    answered: now,
+                },
+            );
         }
         match result {
             Ok(()) => {
