@@ -1074,6 +1074,27 @@ fn zone_answers_allocate_nothing(plugin: &str, corefile: impl Fn(&std::path::Pat
     assert_eq!(total, 0, "{plugin} answers allocated {total} times");
 }
 
+/// file behind metadata publishes `zone/wildcard` for a wildcard answer into the core's
+/// store, and a cache between them keeps it with the reply and publishes it again on each
+/// hit: neither the answers nor the hits allocate once warm.
+#[test]
+fn wildcard_metadata_from_file_and_its_cache_hits_allocate_nothing() {
+    let dir = common::TempDir::new();
+    let db = dir.write("db.example.org", ZONE);
+    for cache in ["", " cache\n"] {
+        let core = core_for(&format!(
+            "example.org:53 {{\n metadata\n{cache} file {} {{\n  reload 0\n }}\n}}\n",
+            db.display()
+        ));
+        let queries = [
+            common::query(0x1005, "x.apps.example.org.", 1),
+            common::query(0x1001, "www.example.org.", 1),
+        ];
+        let total = allocations_serving(&core, &queries, check_counts(&[(0, 1, 0), (0, 1, 0)]));
+        assert_eq!(total, 0, "{cache:?}: allocated {total} times");
+    }
+}
+
 /// minimal in front of file (every positive answer stripped as it is served), and behind
 /// the cache (hits of the stripped replies): neither allocates.
 #[test]

@@ -8,7 +8,7 @@ use crate::canonical;
 use crate::zone::{NONE, Node, Set, Zone, flag};
 use ringdns_wire::rcode::{NOERROR, NXDOMAIN, SERVFAIL, YXDOMAIN};
 use ringdns_wire::rtype;
-use ringdns_wire::{MessageWriter, Owner, Section};
+use ringdns_wire::{MessageWriter, Name, Owner, Section};
 
 /// CNAME (and DNAME) steps followed inside the zone before giving up, as CoreDNS.
 const MAX_CHAIN: usize = 8;
@@ -18,13 +18,33 @@ const MAX_CHAIN: usize = 8;
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Answered {
-    /// The reply is complete.
-    Done,
+    /// The reply is complete; `wildcard` is the wildcard that synthesised it, if one did.
+    Done { wildcard: Option<Wildcard> },
     /// The answer section ends in a CNAME whose target (lower-case wire form, the first
     /// `len` bytes) is outside the zone: the caller may look it up elsewhere and append
     /// what it finds. The reply as written is a valid NOERROR answer without it.
-    External { target: [u8; 255], len: u8 },
+    /// `wildcard` as for `Done` (a wildcard CNAME).
+    External {
+        target: [u8; 255],
+        len: u8,
+        wildcard: Option<Wildcard>,
+    },
 }
+
+impl Answered {
+    /// The wildcard that synthesised the answer for the query name (RFC 4592): what
+    /// CoreDNS's file publishes as `zone/wildcard`.
+    pub fn wildcard(&self) -> Option<Wildcard> {
+        match *self {
+            Answered::Done { wildcard } | Answered::External { wildcard, .. } => wildcard,
+        }
+    }
+}
+
+/// A wildcard node of the zone that answered, by index: a copy of nothing, so that the
+/// answers no wildcard made pay nothing for it. Its name is [`Zone::wildcard_name`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Wildcard(u32);
 
 /// The NSEC or NSEC3 records an answer needs beyond those of its own sets.
 #[derive(Clone, Copy)]
@@ -55,6 +75,9 @@ struct Out<'a, 'b, 'z> {
     pending: [u8; 255],
     pending_len: usize,
     pending_ce: usize,
+    /// The wildcard node that stands for the query name (NONE: none), as CoreDNS's
+    /// `wildElem`: set only for the first name of the chain and a wildcard with records.
+    wildcard: u32,
 }
 
 impl<'a, 'b, 'z> Out<'a, 'b, 'z> {
@@ -74,6 +97,7 @@ impl<'a, 'b, 'z> Out<'a, 'b, 'z> {
             pending: [0; 255],
             pending_len: 0,
             pending_ce: 0,
+            wildcard: NONE,
         }
     }
 
@@ -306,7 +330,7 @@ impl Zone {
                 (&b[0][..cur_len], &mut a[0])
             };
             match self.step(&mut o, cur, qtype, next, step == 0) {
-                Step::Done => return Answered::Done,
+                Step::Done => return o.done(),
                 Step::Follow(len) => {
                     // Hashed only when a chain goes on: a plain answer pays nothing for
                     // loop detection.
@@ -320,13 +344,14 @@ impl Zone {
                         return Answered::External {
                             target: t,
                             len: len as u8,
+                            wildcard: o.found_wildcard(),
                         };
                     }
                     let h = self.hash(target);
                     if seen[..=step].contains(&h) {
                         // A loop: what is written is the whole chain.
                         o.positive(false, Proof::None);
-                        return Answered::Done;
+                        return o.done();
                     }
                     cur_len = len;
                 }
@@ -334,7 +359,15 @@ impl Zone {
         }
         // Too long a chain: stop, as CoreDNS does, with a server failure.
         o.w.set_rcode(SERVFAIL);
-        Answered::Done
+        o.done()
+    }
+
+    /// The owner name of wildcard `w` (`*.example.org.`, lower case) of this zone, the
+    /// one whose [`Zone::answer`] returned it.
+    pub fn wildcard_name(&self, w: Wildcard) -> Name<'_> {
+        let n = self.nodes.get(w.0 as usize);
+        n.and_then(|n| Name::from_wire(self.name_of(n)).ok())
+            .unwrap_or(Name::ROOT)
     }
 
     /// Ends a reply whose chain left the zone ([`Answered::External`]) after the caller
@@ -391,7 +424,7 @@ impl Zone {
         for k in (zl + 1)..=nl {
             let s = &cur[starts[nl - k]..];
             let Some(i) = self.find(s) else {
-                return self.not_found(o, cur, ce, qtype, next);
+                return self.not_found(o, cur, ce, qtype, next, first);
             };
             let f = self.nodes[i as usize].flags;
             if f & flag::CUT != 0 && !(k == nl && qtype == rtype::DS) {
@@ -518,7 +551,7 @@ impl Zone {
     }
 
     /// The name does not exist below the closest encloser `ce`: a wildcard answers, or
-    /// NXDOMAIN.
+    /// NXDOMAIN. `first`: `cur` is the query name (not a CNAME's target).
     fn not_found(
         &self,
         o: &mut Out<'_, '_, '_>,
@@ -526,6 +559,7 @@ impl Zone {
         ce: u32,
         qtype: u16,
         next: &mut [u8; 255],
+        first: bool,
     ) -> Step {
         let ce_node = self.nodes[ce as usize];
         let ce_name = self.name_of(&ce_node);
@@ -543,6 +577,12 @@ impl Zone {
             && let Some(wi) = self.find(wc)
         {
             let wn = self.nodes[wi as usize];
+            // CoreDNS names the wildcard only when it holds records (an empty
+            // non-terminal `*` answers NODATA without it), and only for the query name:
+            // a target of its chain is looked up through the server, with its own metadata.
+            if first && wn.count > 0 {
+                o.wildcard = wi;
+            }
             return self.data(o, cur, &wn, qtype, next, Some(ce_name));
         }
         o.w.set_rcode(NXDOMAIN);
@@ -639,6 +679,18 @@ impl Zone {
 }
 
 impl Out<'_, '_, '_> {
+    /// The wildcard found for the query name, if any.
+    fn found_wildcard(&self) -> Option<Wildcard> {
+        (self.wildcard != NONE).then_some(Wildcard(self.wildcard))
+    }
+
+    /// A complete reply.
+    fn done(&self) -> Answered {
+        Answered::Done {
+            wildcard: self.found_wildcard(),
+        }
+    }
+
     /// The proof of a wildcard that synthesised a CNAME earlier in the chain.
     fn pending_proof(&mut self) {
         if self.pending_len == 0 || !self.dnssec {

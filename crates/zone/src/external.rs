@@ -19,17 +19,20 @@ pub async fn answer(req: &mut Request<'_>, shared: Arc<SharedZone>) -> Status {
     };
     let via = req.lookup();
     let dnssec = q.do_bit();
+    let meta = req.metadata();
     let mut w = MessageWriter::reply(&q, req.reply, NOERROR);
-    let (target, len) = match zone.answer(
+    let answered = zone.answer(
         q.qname_bytes(),
         q.qtype(),
         dnssec,
         req.proto == ringdns_plugin::Proto::Udp,
         &mut w,
-    ) {
-        Answered::External { target, len } => (target, len as usize),
+    );
+    crate::serving::publish_wildcard(meta, zone, answered);
+    let (target, len) = match answered {
+        Answered::External { target, len, .. } => (target, len as usize),
         // The zone changed between the passes and now answers alone.
-        Answered::Done => {
+        Answered::Done { .. } => {
             w.finish();
             req.finalize_reply();
             return Status::written();

@@ -24,7 +24,7 @@ mod walk;
 pub mod watch;
 mod zone;
 
-pub use answer::Answered;
+pub use answer::{Answered, Wildcard};
 pub use build::BuildError;
 pub use record::Record;
 pub use walk::StoredRecord;

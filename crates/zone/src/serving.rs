@@ -5,6 +5,7 @@
 
 use crate::Answered;
 use crate::registry::SharedZone;
+use ringdns_plugin::metadata::Metadata;
 use ringdns_plugin::wire::rcode::{NOERROR, NXDOMAIN, REFUSED, SERVFAIL};
 use ringdns_plugin::wire::{MessageWriter, rtype};
 use ringdns_plugin::{
@@ -40,6 +41,7 @@ pub fn local(req: &mut Request<'_>, data: &Arc<SharedZone>, fall: &Fallthrough) 
     let Some(zone) = guard.as_ref() else {
         return Local::Status(Status::rcode(SERVFAIL));
     };
+    let meta = req.metadata();
     let mut w = MessageWriter::reply(&q, req.reply, NOERROR);
     let answered = zone.answer(
         q.qname_bytes(),
@@ -49,8 +51,10 @@ pub fn local(req: &mut Request<'_>, data: &Arc<SharedZone>, fall: &Fallthrough) 
         &mut w,
     );
     if let Answered::External { .. } = answered {
+        // Published on the deferred pass, which answers again.
         return Local::External(Arc::clone(data));
     }
+    publish_wildcard(meta, zone, answered);
     if w.rcode() == NXDOMAIN && fall.through(&q.qname()) {
         req.clear_reply();
         return Local::Next;
@@ -58,6 +62,21 @@ pub fn local(req: &mut Request<'_>, data: &Arc<SharedZone>, fall: &Fallthrough) 
     w.finish();
     req.finalize_reply();
     Local::Status(Status::written())
+}
+
+/// CoreDNS's `zone/wildcard` metadata label.
+pub const WILDCARD_LABEL: &str = "zone/wildcard";
+
+/// Publishes the wildcard that synthesised the answer (`*.example.org.`) as
+/// [`WILDCARD_LABEL`], as CoreDNS's file does; where no metadata is collected the name is
+/// not even looked at.
+/// `meta` is the request's ([`Request::metadata`]), taken before its reply is written.
+pub(crate) fn publish_wildcard(meta: Option<&Metadata>, zone: &crate::Zone, answered: Answered) {
+    if let Some(m) = meta
+        && let Some(w) = answered.wildcard()
+    {
+        m.set(WILDCARD_LABEL, zone.wildcard_name(w));
+    }
 }
 
 /// [`ringdns_plugin::Serve::serve`] of a plugin that answered [`local`]ly with `local`.

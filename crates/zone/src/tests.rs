@@ -295,6 +295,61 @@ fn wildcards_synthesise_for_absent_names_only() {
     );
 }
 
+/// A zone for [`the_wildcard_that_answered_is_named`]: wildcards with data, a wildcard
+/// CNAME in and out of the zone, a chain into a wildcard, and a `*` that is only an empty
+/// non-terminal.
+const WILDCARDS: &str = "
+example.org. 3600 SOA ns1.example.org. admin.example.org. 7 7200 3600 1209600 300
+example.org. 3600 NS ns1.example.org.
+ns1.example.org. 3600 A 192.0.2.53
+www.example.org. 300 A 192.0.2.80
+*.wild.example.org. 60 A 192.0.2.77
+explicit.wild.example.org. 60 A 192.0.2.78
+*.cw.example.org. 60 CNAME www.example.org.
+*.out.example.org. 60 CNAME www.example.net.
+chain.example.org. 60 CNAME x.wild.example.org.
+a.*.ent.example.org. 60 A 192.0.2.90
+";
+
+#[test]
+fn the_wildcard_that_answered_is_named() {
+    let z = zone("example.org.", WILDCARDS);
+    let named = |qname: &str, qtype: RecordType| {
+        let (_, a) = ask_with(&z, qname, qtype, false);
+        a.wildcard().map(|w| z.wildcard_name(w).to_string())
+    };
+    let wild = Some("*.wild.example.org.".to_string());
+    assert_eq!(named("x.wild.example.org.", RecordType::A), wild);
+    assert_eq!(named("A.B.Wild.example.org.", RecordType::A), wild);
+    // NODATA from a wildcard with records names it too (CoreDNS: `wildElem != nil`).
+    assert_eq!(named("x.wild.example.org.", RecordType::AAAA), wild);
+    // A wildcard CNAME, followed inside the zone or left to the caller.
+    let cw = Some("*.cw.example.org.".to_string());
+    assert_eq!(named("x.cw.example.org.", RecordType::A), cw);
+    let (_, a) = ask_with(&z, "x.out.example.org.", RecordType::A, false);
+    assert!(matches!(a, Answered::External { .. }));
+    assert_eq!(
+        a.wildcard().map(|w| z.wildcard_name(w).to_string()),
+        Some("*.out.example.org.".to_string())
+    );
+    // No wildcard: exact names, NXDOMAIN, a chain whose target a wildcard answers (CoreDNS
+    // looks the target up through the server), a `*` that is an empty non-terminal.
+    for (qname, qtype) in [
+        ("explicit.wild.example.org.", RecordType::A),
+        ("www.example.org.", RecordType::A),
+        ("nope.example.org.", RecordType::A),
+        ("chain.example.org.", RecordType::A),
+        ("x.ent.example.org.", RecordType::A),
+    ] {
+        assert_eq!(named(qname, qtype), None, "{qname}");
+    }
+    let m = ask(&z, "chain.example.org.", RecordType::A);
+    assert_eq!(m.answers.len(), 2, "the chain is answered all the same");
+    // The empty `*` still synthesises: NODATA, not NXDOMAIN (RFC 4592 §2.2.2).
+    let m = ask(&z, "x.ent.example.org.", RecordType::A);
+    assert_eq!(m.metadata.response_code, ResponseCode::NoError);
+}
+
 #[test]
 fn cname_chains_are_followed_inside_the_zone() {
     let z = zone("example.org.", EXAMPLE);
@@ -322,13 +377,13 @@ fn a_cname_out_of_the_zone_is_left_to_the_caller() {
     let (m, a) = ask_with(&z, "outside.example.org.", RecordType::A, false);
     assert_eq!(types(&m.answers), [RecordType::CNAME]);
     match a {
-        Answered::External { target, len } => {
+        Answered::External { target, len, .. } => {
             assert_eq!(
                 &target[..len as usize],
                 &name_to_wire("www.example.net.").unwrap()[..]
             )
         }
-        Answered::Done => panic!("the target is outside the zone"),
+        Answered::Done { .. } => panic!("the target is outside the zone"),
     }
 }
 
@@ -336,7 +391,7 @@ fn a_cname_out_of_the_zone_is_left_to_the_caller() {
 fn a_cname_loop_ends_with_the_chain() {
     let z = zone("example.org.", EXAMPLE);
     let (m, a) = ask_with(&z, "loop1.example.org.", RecordType::A, false);
-    assert_eq!(a, Answered::Done);
+    assert_eq!(a, Answered::Done { wildcard: None });
     assert_eq!(m.metadata.response_code, ResponseCode::NoError);
     assert_eq!(types(&m.answers), [RecordType::CNAME, RecordType::CNAME]);
 }

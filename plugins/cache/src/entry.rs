@@ -37,12 +37,14 @@ pub struct Entry {
     /// likely cache miss, and they were the larger part of a hit's time): the lower-case
     /// query name (wire), then the reply without its OPT (TTL fields holding each record's
     /// clamped TTL at store time), then the offsets of the TTL fields in the reply
-    /// (native-endian u16 each).
+    /// (native-endian u16 each), then the `zone/wildcard` metadata of the reply (text).
     data: Box<[u8]>,
     /// Length of the name at the start of `data`.
     name_len: u8,
     /// Length of the reply after the name.
     reply_len: u16,
+    /// Length of the wildcard text at the end of `data` (0: none published).
+    wildcard_len: u16,
     /// Query type.
     pub qtype: u16,
     /// Query class.
@@ -78,16 +80,21 @@ impl Entry {
         name_lower: &[u8],
         reply: &[u8],
         ttl_offsets: &[usize],
-    ) -> Option<(Box<[u8]>, u8, u16)> {
+        wildcard: &str,
+    ) -> Option<(Box<[u8]>, u8, u16, u16)> {
         let name_len = u8::try_from(name_lower.len()).ok()?;
         let reply_len = u16::try_from(reply.len()).ok()?;
-        let mut data = Vec::with_capacity(name_lower.len() + reply.len() + 2 * ttl_offsets.len());
+        let wildcard_len = u16::try_from(wildcard.len()).ok()?;
+        let mut data = Vec::with_capacity(
+            name_lower.len() + reply.len() + 2 * ttl_offsets.len() + wildcard.len(),
+        );
         data.extend_from_slice(name_lower);
         data.extend_from_slice(reply);
         for &off in ttl_offsets {
             data.extend_from_slice(&u16::try_from(off).ok()?.to_ne_bytes());
         }
-        Some((data.into_boxed_slice(), name_len, reply_len))
+        data.extend_from_slice(wildcard.as_bytes());
+        Some((data.into_boxed_slice(), name_len, reply_len, wildcard_len))
     }
 
     /// The lower-case query name (wire).
@@ -104,9 +111,20 @@ impl Entry {
     /// Where the TTL fields are in the reply.
     pub fn ttl_offsets(&self) -> impl Iterator<Item = usize> + '_ {
         let start = usize::from(self.name_len) + usize::from(self.reply_len);
-        self.data[start..]
+        let end = self.data.len() - usize::from(self.wildcard_len);
+        self.data[start..end]
             .chunks_exact(2)
             .map(|c| usize::from(u16::from_ne_bytes([c[0], c[1]])))
+    }
+
+    /// The `zone/wildcard` metadata the reply was stored with (CoreDNS's `item.wildcard`),
+    /// to publish again on its hits; `None` when none was published.
+    pub fn wildcard(&self) -> Option<&str> {
+        if self.wildcard_len == 0 {
+            return None;
+        }
+        let start = self.data.len() - usize::from(self.wildcard_len);
+        std::str::from_utf8(&self.data[start..]).ok()
     }
 
     /// Whether the entry is for this query (after the hash matched).
@@ -133,11 +151,13 @@ impl Entry {
     /// An A/IN success entry for `name`, holding `reply` with TTL fields at `ttl_offsets`,
     /// stored at `now` and fresh for a minute.
     pub fn for_test(name: &[u8], reply: &[u8], ttl_offsets: &[usize], now: Instant) -> Entry {
-        let (data, name_len, reply_len) = Entry::pack(name, reply, ttl_offsets).unwrap();
+        let (data, name_len, reply_len, wildcard_len) =
+            Entry::pack(name, reply, ttl_offsets, "").unwrap();
         Entry {
             data,
             name_len,
             reply_len,
+            wildcard_len,
             qtype: 1,
             qclass: 1,
             bits: 0,
@@ -168,11 +188,14 @@ fn under_any(name: &ringdns_plugin::wire::Name<'_>, zones: &[Vec<u8>]) -> bool {
 
 /// Decides whether `reply` (the answer to `q` the rest of the chain wrote) can be stored;
 /// if so clamps its TTLs in place (so the client sees what later hits will show) and
-/// returns the entry.
+/// returns the entry, which keeps `wildcard` (the `zone/wildcard` metadata published for
+/// the reply; empty: none).
+#[allow(clippy::too_many_arguments)]
 pub fn build(
     reply: &mut [u8],
     q: &Query<'_>,
     name_lower: &[u8],
+    wildcard: &str,
     cfg: &CacheConfig,
     disable_success: &[Vec<u8>],
     disable_denial: &[Vec<u8>],
@@ -284,8 +307,8 @@ pub fn build(
         put_u32(reply, off, t);
     }
     let end = opt.as_ref().map_or(reply.len(), |o| o.start);
-    let (mut data, name_len, reply_len) =
-        Entry::pack(name_lower, &reply[..end], &ttl_offsets).ok_or(Skip::Rule)?;
+    let (mut data, name_len, reply_len, wildcard_len) =
+        Entry::pack(name_lower, &reply[..end], &ttl_offsets, wildcard).ok_or(Skip::Rule)?;
     if opt.is_some() {
         // The OPT is not stored: one additional record fewer.
         let mut header = HeaderMut::new(&mut data[name_lower.len()..]);
@@ -296,6 +319,7 @@ pub fn build(
         data,
         name_len,
         reply_len,
+        wildcard_len,
         qtype,
         qclass: q.qclass(),
         bits: key_bits(q),
@@ -357,8 +381,17 @@ mod tests {
                 b"\xC0\x0C\x00\x01\x00\x01\x00\x00\x01\x2C\x00\x04\xC0\x00\x02\x01",
             );
             reply.extend_from_slice(b"\x00\x00\x29\x04\xD0\x00\x00\x80\x00\x00\x00");
-            build(&mut reply, &q, b"\x01a\x00", &cfg, &[], &[], Instant::now())
-                .map(|e| e.reply().len())
+            build(
+                &mut reply,
+                &q,
+                b"\x01a\x00",
+                "",
+                &cfg,
+                &[],
+                &[],
+                Instant::now(),
+            )
+            .map(|e| e.reply().len())
         };
         assert_eq!(
             build_from([1, 0, 1]),
@@ -388,13 +421,26 @@ mod tests {
         assert!(e.is_for(&name(b"\x01A\x00"), 1, 1, 0));
         assert!(!e.is_for(&name(b"\x01b\x00"), 1, 1, 0));
         assert!(!e.is_for(&name(b"\x01a\x00"), 28, 1, 0));
+        assert_eq!(e.wildcard(), None);
         assert!(
-            Entry::pack(&[0; 256], &reply, &[]).is_none(),
+            Entry::pack(&[0; 256], &reply, &[], "").is_none(),
             "name over 255 bytes"
         );
         assert!(
-            Entry::pack(b"\x00", &vec![0; 70_000], &[]).is_none(),
+            Entry::pack(b"\x00", &vec![0; 70_000], &[], "").is_none(),
             "reply over 64 KiB"
         );
+    }
+
+    #[test]
+    fn the_wildcard_follows_the_offsets() {
+        let (data, name_len, reply_len, wildcard_len) =
+            Entry::pack(b"\x01a\x00", &[7; 40], &[12, 30], "*.example.org.").unwrap();
+        let mut e = Entry::for_test(b"\x01a\x00", &[7; 40], &[12, 30], Instant::now());
+        (e.data, e.name_len, e.reply_len, e.wildcard_len) =
+            (data, name_len, reply_len, wildcard_len);
+        assert_eq!(e.reply(), &[7; 40][..]);
+        assert_eq!(e.ttl_offsets().collect::<Vec<_>>(), [12, 30]);
+        assert_eq!(e.wildcard(), Some("*.example.org."));
     }
 }

@@ -25,6 +25,9 @@ use std::cell::RefCell;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// The metadata label a stored reply keeps and publishes again on its hits.
+const WILDCARD: &str = "zone/wildcard";
+
 /// The configuration with its zones in wire form, shared by all cores.
 pub struct Shared {
     cfg: CacheConfig,
@@ -354,6 +357,10 @@ impl Cache {
         stale: bool,
     ) {
         let cfg = &self.shared.cfg;
+        if let Some(w) = e.wildcard() {
+            // Published again on every hit, as CoreDNS's cache does.
+            req.set_metadata(WILDCARD, w);
+        }
         let age = e.age(now).as_secs() as u32;
         if stale {
             let ttl = cfg.serve_stale.as_ref().map_or(0, |s| s.response_ttl);
@@ -477,10 +484,14 @@ impl Cache {
         } else {
             req.now()
         };
+        // What the rest published for this reply (file's wildcard), kept with it as CoreDNS
+        // does; read only where metadata is collected, and copied only when it was set.
+        let wildcard = req.metadata().and_then(|m| m.get(WILDCARD));
         let e = match entry::build(
             req.reply,
             &req.query,
             lower,
+            wildcard.as_deref().unwrap_or(""),
             &s.cfg,
             &s.disable_success,
             &s.disable_denial,
