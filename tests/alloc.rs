@@ -1251,10 +1251,12 @@ fn queries_templates_pass_on_allocate_nothing() {
 /// Cluster answers of the kubernetes plugin, from a fake API server of the test's own:
 /// ClusterIP A and AAAA, a headless service's endpoints, SRV with glue, PTR, NODATA and
 /// NXDOMAIN with the SOA: none may allocate (the core's scratch list grows on the first
-/// pass, which allocations_serving does not count).
+/// pass, which allocations_serving does not count). Nor with *metadata* and `pods verified`,
+/// the client (192.0.2.10) a pod with labels: the name's parts and the client's labels go
+/// into the core's metadata store.
 #[test]
 fn cluster_answers_from_kubernetes_allocate_nothing() {
-    use ringdns_testkit::kubeapi::objects::{namespace, service};
+    use ringdns_testkit::kubeapi::objects::{namespace, pod, service};
     let c = Cluster::start(|api| {
         api.apply(namespace("testns", &[]));
         api.apply(
@@ -1264,11 +1266,13 @@ fn cluster_answers_from_kubernetes_allocate_nothing() {
                 .build(),
         );
         headless_service(api);
+        api.apply(
+            pod("testns", "client", "192.0.2.10")
+                .label("app", "web")
+                .label("tier", "front")
+                .build(),
+        );
     });
-    let core = core_for(&format!(
-        ".:53 {{\n kubernetes cluster.local 10.in-addr.arpa {{\n  kubeconfig {}\n }}\n}}\n",
-        c.kubeconfig.display()
-    ));
     let queries = [
         common::query(1, "svc1.testns.svc.cluster.local.", 1),
         common::query(2, "SVC1.testns.svc.Cluster.Local.", 28),
@@ -1290,8 +1294,17 @@ fn cluster_answers_from_kubernetes_allocate_nothing() {
         (3, 0, 0),
         (0, 1, 0),
     ];
-    let total = allocations_serving(&core, &queries, check_counts(&expected));
-    assert_eq!(total, 0, "kubernetes answers allocated {total} times");
+    for (meta, pods) in [("", ""), (" metadata\n", "  pods verified\n")] {
+        let core = core_for(&format!(
+            ".:53 {{\n{meta} kubernetes cluster.local 10.in-addr.arpa {{\n  kubeconfig {}\n{pods} }}\n}}\n",
+            c.kubeconfig.display()
+        ));
+        let total = allocations_serving(&core, &queries, check_counts(&expected));
+        assert_eq!(
+            total, 0,
+            "kubernetes answers ({meta:?}) allocated {total} times"
+        );
+    }
 }
 
 /// A zone whose answers loadbalance reorders: four addresses of one name (moved in place),

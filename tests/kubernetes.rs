@@ -594,3 +594,167 @@ fn autopath_resolves_a_pods_search_path_in_one_query() {
         |m| m.metadata.response_code == ResponseCode::NXDomain,
     );
 }
+
+/// The log format that prints every label the plugin publishes (`-` for one not set).
+const META_FORMAT: &str = "\"{name} {proto} ns={/kubernetes/namespace} svc={/kubernetes/service} ep={/kubernetes/endpoint} port={/kubernetes/port-name} proto={/kubernetes/protocol} kind={/kubernetes/kind} err={/kubernetes/parse-error} cluster={/kubernetes/cluster} cns={/kubernetes/client-namespace} cpod={/kubernetes/client-pod-name} app={/kubernetes/client-label/app} tier={/kubernetes/client-label/tier}\"";
+
+/// A server logging [`META_FORMAT`], with *metadata* in its block when `metadata`.
+fn meta_server(c: &Cluster, metadata: bool) -> Server {
+    let meta = if metadata { " metadata\n" } else { "" };
+    c.serve(move |p, kc| {
+        format!(
+            "{{\n workers 1\n}}\n.:{p} {{\n{meta} log . {META_FORMAT}\n kubernetes cluster.local {{\n  kubeconfig {}\n  pods verified\n }}\n}}\n",
+            kc.display()
+        )
+    })
+}
+
+/// Asks `name` over UDP and TCP from `from` (a loopback address) and waits for the log line
+/// of each, which must read `want` after the name and the protocol.
+#[track_caller]
+fn logged(s: &Server, from: &str, name: &str, rtype: RecordType, want: &str) {
+    let from: std::net::IpAddr = from.parse().unwrap();
+    let q = common::hickory::packet(0x6b6d, name, rtype);
+    let wait = Duration::from_secs(3);
+    assert!(
+        common::udp_from(from, s.port, &q, wait).is_some(),
+        "{name}: UDP reply"
+    );
+    assert!(
+        common::tcp_from(from, s.port, &q, wait).is_some(),
+        "{name}: TCP reply"
+    );
+    for proto in ["udp", "tcp"] {
+        let line = format!("{name} {proto} {want}");
+        assert!(s.wait_stdout(&line, wait), "{line} in\n{}", s.stdout());
+    }
+}
+
+/// With *metadata*, the plugin publishes the parts of a name in its zone (CoreDNS's
+/// parseRequest: service, SRV, pod and endpoint names, or the parse error) and, with `pods
+/// verified`, the client pod's namespace, name and labels when the client's address is a
+/// pod's (127.0.0.5 here, for any name); a client that is no pod gets none of those, and a
+/// block without *metadata* prints `-` for all.
+#[test]
+fn metadata_of_the_query_name_and_of_a_client_pod() {
+    let c = Cluster::start(|api| {
+        populate(api);
+        api.apply(
+            pod("testns", "client", "127.0.0.5")
+                .label("app", "web")
+                .label("tier", "front")
+                .build(),
+        );
+    });
+    let s = meta_server(&c, true);
+    let none = "cluster=- cns=- cpod=- app=- tier=-";
+    logged(
+        &s,
+        "127.0.0.1",
+        "svc1.testns.svc.cluster.local.",
+        RecordType::A,
+        &format!("ns=testns svc=svc1 ep= port= proto= kind=svc err=- {none}"),
+    );
+    logged(
+        &s,
+        "127.0.0.1",
+        "_http._tcp.svc1.testns.svc.cluster.local.",
+        RecordType::SRV,
+        &format!("ns=testns svc=svc1 ep= port=http proto=tcp kind=svc err=- {none}"),
+    );
+    logged(
+        &s,
+        "127.0.0.1",
+        "172-16-5-5.testns.pod.cluster.local.",
+        RecordType::A,
+        &format!("ns=testns svc=172-16-5-5 ep= port= proto= kind=pod err=- {none}"),
+    );
+    logged(
+        &s,
+        "127.0.0.1",
+        "web-1.hdls.testns.svc.cluster.local.",
+        RecordType::A,
+        &format!("ns=testns svc=hdls ep=web-1 port= proto= kind=svc err=- {none}"),
+    );
+    let unparsed = "ns=- svc=- ep=- port=- proto=- kind=-";
+    logged(
+        &s,
+        "127.0.0.1",
+        "foo.bar.notapod.cluster.local.",
+        RecordType::A,
+        &format!("{unparsed} err=invalid query name {none}"),
+    );
+    // The client is the pod testns/client: its labels for a name of the zone, and for a
+    // name outside it (which the plugin hands on: SERVFAIL, no next plugin).
+    let pod = "cluster=- cns=testns cpod=client app=web tier=front";
+    logged(
+        &s,
+        "127.0.0.5",
+        "svc2.other.svc.cluster.local.",
+        RecordType::A,
+        &format!("ns=other svc=svc2 ep= port= proto= kind=svc err=- {pod}"),
+    );
+    logged(
+        &s,
+        "127.0.0.5",
+        "www.example.org.",
+        RecordType::A,
+        &format!("{unparsed} err=- {pod}"),
+    );
+    // 127.0.0.6 is no pod.
+    logged(
+        &s,
+        "127.0.0.6",
+        "www.example.org.",
+        RecordType::A,
+        &format!("{unparsed} err=- {none}"),
+    );
+    // Without *metadata*: nothing collected, nothing printed.
+    let s = meta_server(&c, false);
+    logged(
+        &s,
+        "127.0.0.5",
+        "svc1.testns.svc.cluster.local.",
+        RecordType::A,
+        &format!("{unparsed} err=- {none}"),
+    );
+}
+
+/// A view chooses its block by what the plugin publishes before the choice: only a client
+/// that is a pod of `testns` reaches the cluster; the others get the other block's answer.
+#[test]
+fn a_view_chooses_by_the_client_pods_namespace() {
+    let c = Cluster::start(|api| {
+        populate(api);
+        api.apply(pod("testns", "client", "127.0.0.5").build());
+        api.apply(pod("other", "stranger", "127.0.0.6").build());
+    });
+    let s = c.serve(move |p, kc| {
+        format!(
+            "{{\n workers 1\n}}\n.:{p} {{\n metadata\n view pods {{\n  expr metadata('kubernetes/client-namespace') == 'testns'\n }}\n kubernetes cluster.local {{\n  kubeconfig {}\n  pods verified\n }}\n}}\n.:{p} {{\n hosts {{\n  192.0.2.9 svc1.testns.svc.cluster.local\n }}\n}}\n",
+            kc.display()
+        )
+    });
+    let q = common::hickory::packet(0x6b6e, "svc1.testns.svc.cluster.local.", RecordType::A);
+    let wait = Duration::from_secs(3);
+    for (from, want) in [
+        ("127.0.0.5", "svc1.testns.svc.cluster.local. 5 A 10.0.0.1"),
+        (
+            "127.0.0.6",
+            "svc1.testns.svc.cluster.local. 3600 A 192.0.2.9",
+        ),
+        (
+            "127.0.0.1",
+            "svc1.testns.svc.cluster.local. 3600 A 192.0.2.9",
+        ),
+    ] {
+        let ip: std::net::IpAddr = from.parse().unwrap();
+        for reply in [
+            common::udp_from(ip, s.port, &q, wait),
+            common::tcp_from(ip, s.port, &q, wait),
+        ] {
+            let m = Message::from_vec(&reply.expect("a reply")).unwrap();
+            assert_eq!(lines(&m.answers), [want], "{from}: {m:?}");
+        }
+    }
+}

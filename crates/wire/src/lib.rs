@@ -60,7 +60,7 @@ pub use mnemonic::{
     ClassName, RcodeName, TypeName, class_from_str, class_name, rcode_from_str, rcode_name,
     type_from_str, type_name,
 };
-pub use name::{Labels, Lowercase, Name, NameError, Suffixes, name_to_wire};
+pub use name::{LabelLowercase, Labels, Lowercase, Name, NameError, Suffixes, name_to_wire};
 pub use opt::{EdnsOptions, Opt};
 pub use opt_edit::set_option;
 pub use query::{Query, Reject};

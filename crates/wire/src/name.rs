@@ -372,36 +372,53 @@ fn write_presentation<W: fmt::Write + ?Sized>(wire: &[u8], w: &mut W, lower: boo
         if l == 0 || pos + 1 + l > wire.len() {
             break;
         }
-        let label = &wire[pos + 1..pos + 1 + l];
-        // Runs of plain bytes go out in one write_str.
-        let mut run = 0;
-        for (i, &b) in label.iter().enumerate() {
-            let plain =
-                (b' '..=b'~').contains(&b) && !is_special(b) && !(lower && b.is_ascii_uppercase());
-            if plain {
-                continue;
-            }
-            if run < i {
-                w.write_str(ascii(&label[run..i]))?;
-            }
-            run = i + 1;
-            if is_special(b) {
-                w.write_char('\\')?;
-                w.write_char(b as char)?;
-            } else if !(b' '..=b'~').contains(&b) {
-                let d = [b'\\', b'0' + b / 100, b'0' + (b / 10) % 10, b'0' + b % 10];
-                w.write_str(ascii(&d))?;
-            } else {
-                w.write_char(b.to_ascii_lowercase() as char)?;
-            }
-        }
-        if run < label.len() {
-            w.write_str(ascii(&label[run..]))?;
-        }
+        write_label(&wire[pos + 1..pos + 1 + l], w, lower)?;
         w.write_char('.')?;
         pos += 1 + l;
     }
     Ok(())
+}
+
+/// Prints one label (its bytes, without the length) escaped as [`write_presentation`] does.
+fn write_label<W: fmt::Write + ?Sized>(label: &[u8], w: &mut W, lower: bool) -> fmt::Result {
+    // Runs of plain bytes go out in one write_str.
+    let mut run = 0;
+    for (i, &b) in label.iter().enumerate() {
+        let plain =
+            (b' '..=b'~').contains(&b) && !is_special(b) && !(lower && b.is_ascii_uppercase());
+        if plain {
+            continue;
+        }
+        if run < i {
+            w.write_str(ascii(&label[run..i]))?;
+        }
+        run = i + 1;
+        if is_special(b) {
+            w.write_char('\\')?;
+            w.write_char(b as char)?;
+        } else if !(b' '..=b'~').contains(&b) {
+            let d = [b'\\', b'0' + b / 100, b'0' + (b / 10) % 10, b'0' + b % 10];
+            w.write_str(ascii(&d))?;
+        } else {
+            w.write_char(b.to_ascii_lowercase() as char)?;
+        }
+    }
+    if run < label.len() {
+        w.write_str(ascii(&label[run..]))?;
+    }
+    Ok(())
+}
+
+/// `Display` adapter printing one label (as [`Name::labels`] yields it) lower-cased and
+/// escaped like miekg, without a dot: a label of CoreDNS's `dns.SplitDomainName(state.Name())`,
+/// for plugins that publish parts of a query name as text (kubernetes's metadata).
+#[derive(Clone, Copy, Debug)]
+pub struct LabelLowercase<'a>(pub &'a [u8]);
+
+impl fmt::Display for LabelLowercase<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_label(self.0, f, true)
+    }
 }
 
 /// Views printable ASCII bytes as `&str`.
@@ -630,6 +647,18 @@ mod tests {
             Name::from_wire(specials).unwrap().to_string(),
             "\\'\\@\\;\\(\\)\\\"\\001."
         );
+    }
+
+    #[test]
+    fn a_label_alone_prints_as_in_the_name_without_its_dot() {
+        let odd = b"\x0aa.B\\c d\x00\xffZ\x03Svc\x00";
+        let labels: Vec<String> = Name::from_wire(odd)
+            .unwrap()
+            .labels()
+            .map(|l| LabelLowercase(l).to_string())
+            .collect();
+        assert_eq!(labels, ["a\\.b\\\\c\\ d\\000\\255z", "svc"]);
+        assert_eq!(LabelLowercase(b"").to_string(), "");
     }
 
     #[test]

@@ -69,6 +69,19 @@ pub struct Endpoint {
     pub label: Box<str>,
 }
 
+/// A pod with an address, as `pods verified` answers and the metadata of a client with
+/// that address need it (CoreDNS's `object.Pod`).
+#[derive(Debug)]
+pub struct ClientPod {
+    /// Lower-case namespace.
+    pub ns: Box<str>,
+    /// Its name.
+    pub name: Box<str>,
+    /// Its labels as metadata: (`kubernetes/client-label/KEY`, value), the label names
+    /// made here once, so that publishing them copies text and builds nothing.
+    pub labels: Box<[(Box<str>, Box<str>)]>,
+}
+
 /// An NS record's target, relative to the zone, with its address.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NsAddr {
@@ -86,8 +99,8 @@ pub struct ClusterData {
     namespaces: HashTable<Box<str>>,
     /// Address → PTR targets (lower-case wire names under the primary zone).
     ptr: HashMap<IpAddr, Box<[Box<[u8]>]>, foldhash::fast::RandomState>,
-    /// Pod address → the namespaces of the pods that have it (`pods verified`).
-    pods: HashMap<IpAddr, Box<[Box<str>]>, foldhash::fast::RandomState>,
+    /// Pod address → the pods that have it (`pods verified`), in the store's order.
+    pods: HashMap<IpAddr, Box<[ClientPod]>, foldhash::fast::RandomState>,
     /// The NS records of the zone apex, with glue (CoreDNS's `nsAddrs`).
     pub ns: Box<[NsAddr]>,
     /// The SOA serial: the Unix time of the last change that altered an answer.
@@ -271,12 +284,21 @@ impl ClusterData {
         d.ptr
             .extend(ptr.into_iter().map(|(k, v)| (k, v.into_boxed_slice())));
 
-        let mut pods: HashMap<IpAddr, Vec<Box<str>>> = HashMap::new();
+        let mut pods: HashMap<IpAddr, Vec<ClientPod>> = HashMap::new();
         for p in store.pods.values() {
             if let Some(ip) = p.ip {
-                pods.entry(ip)
-                    .or_default()
-                    .push(p.namespace.to_ascii_lowercase().into_boxed_str());
+                pods.entry(ip).or_default().push(ClientPod {
+                    ns: p.namespace.to_ascii_lowercase().into_boxed_str(),
+                    name: p.name.as_str().into(),
+                    labels: p
+                        .labels
+                        .iter()
+                        .map(|(k, v)| {
+                            let label = format!("{}{k}", crate::metadata::CLIENT_LABEL);
+                            (label.into_boxed_str(), v.as_str().into())
+                        })
+                        .collect(),
+                });
             }
         }
         d.pods
@@ -315,14 +337,21 @@ impl ClusterData {
 
     /// Whether a pod of namespace `ns` has address `ip`.
     pub fn pod_in(&self, ip: IpAddr, ns: &[u8]) -> bool {
-        self.pods
-            .get(&ip)
-            .is_some_and(|list| list.iter().any(|n| n.as_bytes().eq_ignore_ascii_case(ns)))
+        self.pods.get(&ip).is_some_and(|list| {
+            list.iter()
+                .any(|p| p.ns.as_bytes().eq_ignore_ascii_case(ns))
+        })
+    }
+
+    /// The first pod with address `ip` (CoreDNS's `podWithIP`): autopath's client, and the
+    /// client the metadata describes.
+    pub fn pod_with_ip(&self, ip: IpAddr) -> Option<&ClientPod> {
+        self.pods.get(&ip).and_then(|l| l.first())
     }
 
     /// The namespace of the first pod with address `ip` (autopath's client).
     pub fn pod_namespace(&self, ip: IpAddr) -> Option<&str> {
-        self.pods.get(&ip).and_then(|l| l.first()).map(|n| &**n)
+        self.pod_with_ip(ip).map(|p| &*p.ns)
     }
 }
 

@@ -11,6 +11,9 @@
 //! unless an ExternalName CNAME leads outside the zone, whose target is then looked up
 //! through the server on the deferred pass, as CoreDNS's upstream lookup does.
 //!
+//! With *metadata* in the block it publishes the client pod and the parts of the query name
+//! (`metadata.rs`), as CoreDNS's `Metadata` provider does.
+//!
 //! It is also the block's `Externaler` (`external.rs`): k8s_external's names of the
 //! services' external IPs and load balancers, from the same table.
 
@@ -21,6 +24,7 @@ mod autopath;
 mod data;
 mod external;
 mod feed;
+mod metadata;
 mod metrics;
 mod objects;
 mod parse;
@@ -147,6 +151,13 @@ impl Serve for Kubernetes {
             Step::Upstream => None,
         }
     }
+
+    /// Publishes the metadata before the server chooses among a zone's blocks, for view's
+    /// `metadata('kubernetes/…')`.
+    fn admits<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> bool {
+        metadata::publish(&self.inner, req);
+        next.admits(req)
+    }
 }
 
 /// What the plugin makes of a query.
@@ -163,6 +174,9 @@ impl Kubernetes {
     /// The answer from the table; allocates nothing (the reply goes into the request's
     /// buffer, the hits into the core's scratch list).
     fn answer(&self, req: &mut Request<'_>) -> Step {
+        // The metadata first, whatever the name: the client pod's labels are for every
+        // query (CoreDNS publishes them before the chain runs).
+        metadata::publish(&self.inner, req);
         let o = &self.inner.options;
         let qname = req.query.qname();
         let Some(zone) = zone_of(&qname, &o.zone_wires) else {

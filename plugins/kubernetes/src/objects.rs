@@ -147,7 +147,7 @@ pub struct TargetRef {
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub struct PodJson {
-    /// Name, namespace, deletion timestamp.
+    /// Name, namespace, labels, deletion timestamp.
     pub metadata: Meta,
     /// Its address.
     pub status: PodStatus,
@@ -393,7 +393,8 @@ impl Slice {
     }
 }
 
-/// A pod as the builder keeps it: where it is.
+/// A pod as the builder keeps it: where it is, and what the metadata tells of a client
+/// with its address.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pod {
     /// Its name.
@@ -402,6 +403,9 @@ pub struct Pod {
     pub namespace: String,
     /// Its address, when it has one.
     pub ip: Option<IpAddr>,
+    /// Its labels, which the metadata's `kubernetes/client-label/KEY` publish for a client
+    /// with its address.
+    pub labels: BTreeMap<String, String>,
     /// Being deleted: CoreDNS neither adds it nor applies an update that makes it so.
     pub terminating: bool,
 }
@@ -412,6 +416,7 @@ impl Pod {
         Pod {
             ip: j.status.pod_ip.parse().ok(),
             terminating: j.metadata.deletion_timestamp.is_some(),
+            labels: j.metadata.labels,
             name: j.metadata.name,
             namespace: j.metadata.namespace,
         }
