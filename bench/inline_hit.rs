@@ -5,6 +5,8 @@
 //! variant, rounds alternating, and the median. Never a test: nothing is asserted.
 //! `INLINE_HIT_ONLY=NAME` runs one variant alone (to profile it, e.g. under `perf record`).
 
+#![recursion_limit = "512"]
+
 use ringdns::plugin::{CoreInfo, Proto};
 use ringdns::runtime::core::CoreServer;
 use ringdns::runtime::serve::{Verdict, serve_batched, serve_inline};
@@ -29,7 +31,27 @@ const VARIANTS: &[(&str, &str)] = &[
         "rrl(requests too)+cache",
         "rrl . {\n responses-per-second 1000000\n requests-per-second 1000000000\n}\n",
     ),
+    // Issue 17's policy block (bench/lib.sh's ringdns-cache-policy), whole and per plugin.
+    ("acl+cache", ACL),
+    ("rewrite+cache", REWRITE),
+    ("minimal+cache", "minimal\n"),
+    ("policy+cache", POLICY),
 ];
+
+/// The policy block's acl: a rule for another network, then one that lets loopback through.
+const ACL: &str = "acl {\n block net 198.51.100.0/24\n allow net 127.0.0.0/8\n}\n";
+/// The policy block's rewrite rules, none of which the measured names match.
+const REWRITE: &str = "rewrite continue name suffix .nomatch.test. .other.test.\n\
+                       rewrite continue ttl regex ^nomatch\\. 30\n\
+                       rewrite type HINFO TXT\n";
+/// acl, rewrite and minimal in front of the cache, as bench/lib.sh's ringdns-cache-policy.
+const POLICY: &str = concat!(
+    "acl {\n block net 198.51.100.0/24\n allow net 127.0.0.0/8\n}\n",
+    "rewrite continue name suffix .nomatch.test. .other.test.\n",
+    "rewrite continue ttl regex ^nomatch\\. 30\n",
+    "rewrite type HINFO TXT\n",
+    "minimal\n"
+);
 
 fn core_for(text: &str) -> CoreServer<ringdns::chain::Chain> {
     let cf = ringdns::corefile::parse("Corefile", text, &ringdns::chain::known_directive)

@@ -3,7 +3,6 @@
 //! query without allocating.
 
 use crate::wire::Name;
-use std::fmt;
 
 /// The longest presentation form of a name: 255 wire bytes, each at most `\DDD`.
 const NAME_TEXT: usize = 1024;
@@ -14,34 +13,40 @@ pub struct NameText {
     len: usize,
 }
 
-impl fmt::Write for NameText {
-    fn write_str(&mut self, s: &str) -> fmt::Result {
-        let end = self.len + s.len();
-        let Some(dst) = self.buf.get_mut(self.len..end) else {
-            return Err(fmt::Error);
-        };
-        dst.copy_from_slice(s.as_bytes());
-        self.len = end;
-        Ok(())
-    }
-}
-
 impl NameText {
-    /// `name` lower-cased, escaped as miekg prints it.
-    pub fn of(name: &Name<'_>) -> Self {
-        let mut t = NameText {
+    /// An empty buffer, for a plugin instance that keeps one per core and [`NameText::set`]s
+    /// it per query (no 1 KiB of zeroes and copy per query).
+    pub const fn new() -> Self {
+        NameText {
             buf: [0; NAME_TEXT],
             len: 0,
-        };
-        if name.write_lowercase(&mut t).is_err() {
-            t.len = 0;
         }
+    }
+
+    /// `name` lower-cased, escaped as miekg prints it.
+    pub fn of(name: &Name<'_>) -> Self {
+        let mut t = NameText::new();
+        t.set(name);
         t
     }
 
+    /// Replaces the text with `name`'s and gives it.
+    #[inline]
+    pub fn set(&mut self, name: &Name<'_>) -> &str {
+        self.len = name.lowercase_into(&mut self.buf).unwrap_or(0);
+        self.as_str()
+    }
+
     /// The text.
+    #[inline]
     pub fn as_str(&self) -> &str {
         std::str::from_utf8(&self.buf[..self.len]).unwrap_or("")
+    }
+}
+
+impl Default for NameText {
+    fn default() -> Self {
+        NameText::new()
     }
 }
 

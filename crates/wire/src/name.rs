@@ -352,19 +352,71 @@ impl fmt::Display for Lowercase<'_> {
 
 /// Bytes miekg escapes with a backslash (`isDomainNameLabelSpecial`).
 #[inline]
-fn is_special(b: u8) -> bool {
+const fn is_special(b: u8) -> bool {
     matches!(
         b,
         b'.' | b' ' | b'\'' | b'@' | b';' | b'(' | b')' | b'"' | b'\\'
     )
 }
 
+/// Where [`write_presentation`] puts its ASCII bytes: a `fmt::Write`, or a byte slice
+/// (plugins that match names as text fill a stack buffer without `fmt`'s dispatch).
+trait Out {
+    /// Appends `b` (ASCII only); `Err` when there is no room.
+    fn put(&mut self, b: &[u8]) -> fmt::Result;
+}
+
+/// A `fmt::Write` as an [`Out`].
+struct FmtOut<'w, W: fmt::Write + ?Sized>(&'w mut W);
+
+impl<W: fmt::Write + ?Sized> Out for FmtOut<'_, W> {
+    fn put(&mut self, b: &[u8]) -> fmt::Result {
+        self.0.write_str(ascii(b))
+    }
+}
+
+/// A byte slice being filled, as an [`Out`].
+struct SliceOut<'b> {
+    buf: &'b mut [u8],
+    len: usize,
+}
+
+impl Out for SliceOut<'_> {
+    #[inline]
+    fn put(&mut self, b: &[u8]) -> fmt::Result {
+        let end = self.len + b.len();
+        self.buf
+            .get_mut(self.len..end)
+            .ok_or(fmt::Error)?
+            .copy_from_slice(b);
+        self.len = end;
+        Ok(())
+    }
+}
+
+impl Name<'_> {
+    /// Writes the lower-cased presentation form into `buf` and gives its length, `None`
+    /// when it does not fit: [`Name::write_lowercase`] without `fmt`, for the plugins that
+    /// match every query's name as text. Only ASCII is written.
+    pub fn lowercase_into(&self, buf: &mut [u8]) -> Option<usize> {
+        let mut out = SliceOut { buf, len: 0 };
+        presentation(self.wire, &mut out, true).ok()?;
+        Some(out.len)
+    }
+}
+
 /// Prints an uncompressed wire name the way miekg's `UnpackDomainName`
 /// does: `\X` for special bytes, `\DDD` for bytes outside `' '..='~'`, a dot
 /// after every label, `.` for the root.
 fn write_presentation<W: fmt::Write + ?Sized>(wire: &[u8], w: &mut W, lower: bool) -> fmt::Result {
+    presentation(wire, &mut FmtOut(w), lower)
+}
+
+/// [`write_presentation`] into any [`Out`].
+#[inline]
+fn presentation<O: Out>(wire: &[u8], w: &mut O, lower: bool) -> fmt::Result {
     if wire.len() <= 1 {
-        return w.write_char('.');
+        return w.put(b".");
     }
     let mut pos = 0;
     while pos < wire.len() {
@@ -372,39 +424,53 @@ fn write_presentation<W: fmt::Write + ?Sized>(wire: &[u8], w: &mut W, lower: boo
         if l == 0 || pos + 1 + l > wire.len() {
             break;
         }
-        write_label(&wire[pos + 1..pos + 1 + l], w, lower)?;
-        w.write_char('.')?;
+        label_into(&wire[pos + 1..pos + 1 + l], w, lower)?;
+        w.put(b".")?;
         pos += 1 + l;
     }
     Ok(())
 }
 
+/// Bytes printed as they are: in `' '..='~'` and not special.
+const PLAIN: [bool; 256] = plain_bytes(false);
+/// [`PLAIN`] without the upper-case letters, for the lower-cased form.
+const PLAIN_LOWER: [bool; 256] = plain_bytes(true);
+
+const fn plain_bytes(lower: bool) -> [bool; 256] {
+    let mut t = [false; 256];
+    let mut b = b' ';
+    while b <= b'~' {
+        t[b as usize] = !(is_special(b) || lower && b.is_ascii_uppercase());
+        b += 1;
+    }
+    t
+}
+
 /// Prints one label (its bytes, without the length) escaped as [`write_presentation`] does.
-fn write_label<W: fmt::Write + ?Sized>(label: &[u8], w: &mut W, lower: bool) -> fmt::Result {
-    // Runs of plain bytes go out in one write_str.
+#[inline]
+fn label_into<O: Out>(label: &[u8], w: &mut O, lower: bool) -> fmt::Result {
+    // Runs of plain bytes go out in one put.
     let mut run = 0;
+    // Bytes that go out as they are: one table lookup per byte.
+    let plain = if lower { &PLAIN_LOWER } else { &PLAIN };
     for (i, &b) in label.iter().enumerate() {
-        let plain =
-            (b' '..=b'~').contains(&b) && !is_special(b) && !(lower && b.is_ascii_uppercase());
-        if plain {
+        if plain[b as usize] {
             continue;
         }
         if run < i {
-            w.write_str(ascii(&label[run..i]))?;
+            w.put(&label[run..i])?;
         }
         run = i + 1;
         if is_special(b) {
-            w.write_char('\\')?;
-            w.write_char(b as char)?;
+            w.put(&[b'\\', b])?;
         } else if !(b' '..=b'~').contains(&b) {
-            let d = [b'\\', b'0' + b / 100, b'0' + (b / 10) % 10, b'0' + b % 10];
-            w.write_str(ascii(&d))?;
+            w.put(&[b'\\', b'0' + b / 100, b'0' + (b / 10) % 10, b'0' + b % 10])?;
         } else {
-            w.write_char(b.to_ascii_lowercase() as char)?;
+            w.put(&[b.to_ascii_lowercase()])?;
         }
     }
     if run < label.len() {
-        w.write_str(ascii(&label[run..]))?;
+        w.put(&label[run..])?;
     }
     Ok(())
 }
@@ -417,7 +483,7 @@ pub struct LabelLowercase<'a>(pub &'a [u8]);
 
 impl fmt::Display for LabelLowercase<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write_label(self.0, f, true)
+        label_into(self.0, &mut FmtOut(f), true)
     }
 }
 
@@ -567,6 +633,22 @@ mod tests {
 
     fn w(s: &str) -> Vec<u8> {
         name_to_wire(s).unwrap()
+    }
+
+    #[test]
+    fn lowercase_into_matches_write_lowercase_and_refuses_a_short_buffer() {
+        let wire = b"\x04A.\"z\x03\x00\xffB\x00";
+        let name = Name::from_wire(wire).unwrap();
+        let mut text = String::new();
+        name.write_lowercase(&mut text).unwrap();
+        assert_eq!(text, "a\\.\\\"z.\\000\\255b.");
+        let mut buf = [0u8; 64];
+        let n = name.lowercase_into(&mut buf).unwrap();
+        assert_eq!(&buf[..n], text.as_bytes());
+        assert_eq!(name.lowercase_into(&mut buf[..text.len() - 1]), None);
+        let root = Name::from_wire(b"\x00").unwrap();
+        assert_eq!(root.lowercase_into(&mut buf), Some(1));
+        assert_eq!(buf[0], b'.');
     }
 
     #[test]

@@ -19,6 +19,7 @@ mod rules;
 use plan::{Plan, Planned};
 use ringdns_plugin::corefile::{Dispenser, Error};
 use ringdns_plugin::edit::Editor;
+use ringdns_plugin::name_text::NameText;
 use ringdns_plugin::wire::rcode::SERVFAIL;
 use ringdns_plugin::wire::{MessageWriter, Name, QueryBuilder};
 use ringdns_plugin::{
@@ -47,6 +48,8 @@ pub struct Rewrite {
     config: Arc<Config>,
     editor: Editor,
     scratch: RefCell<Vec<u8>>,
+    /// The query name's text the rules match, kept per core.
+    text: RefCell<NameText>,
 }
 
 impl Plugin for Rewrite {
@@ -77,11 +80,12 @@ impl Serve for Rewrite {
             config: config.clone(),
             editor: Editor::default(),
             scratch: RefCell::new(Vec::with_capacity(4096)),
+            text: RefCell::new(NameText::new()),
         })
     }
 
     fn serve_now<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> Option<Status> {
-        let mut plan = match plan::plan(&self.config.rules, req) {
+        let mut plan = match self.plan(req) {
             Planned::Untouched => return next_or_failure_now(NAME, next, req),
             Planned::Invalid(why) => return Some(invalid(why)),
             Planned::Plan(p) => p,
@@ -96,7 +100,7 @@ impl Serve for Rewrite {
     }
 
     fn serve<N: Handler>(&self, req: &mut Request<'_>, next: &N) -> impl Future<Output = Outcome> {
-        let mut plan = match plan::plan(&self.config.rules, req) {
+        let mut plan = match self.plan(req) {
             Planned::Untouched => {
                 return ServeFuture::Next {
                     fut: next_or_failure(NAME, next, req),
@@ -178,6 +182,15 @@ async fn follow_cname(req: &Request<'_>, plan: &Plan<'_>) -> Option<reply::Cname
 }
 
 impl Rewrite {
+    /// The rules run over the query, in the core's name buffer (a fresh one should a
+    /// query of this core be planning already, which the chain never does today).
+    fn plan(&self, req: &Request<'_>) -> Planned<'_> {
+        match self.text.try_borrow_mut() {
+            Ok(mut text) => plan::plan(&self.config.rules, req, &mut text),
+            Err(_) => plan::plan(&self.config.rules, req, &mut NameText::new()),
+        }
+    }
+
     /// The client's reply once the rest served the plan's query: a reply the server would
     /// write itself (SERVFAIL, REFUSED…) is written here when an rcode rule changes it, as
     /// CoreDNS's reverter writes it; a written one is rewritten for the client.

@@ -126,10 +126,10 @@ struct Edited {
     options: Option<Vec<(u16, Vec<u8>)>>,
 }
 
-/// Runs `rules` over the query of `req`.
-pub fn plan<'c>(rules: &'c [Rule], req: &Request<'_>) -> Planned<'c> {
+/// Runs `rules` over the query of `req`; `text` is the core's buffer for the name's text.
+pub fn plan<'c>(rules: &'c [Rule], req: &Request<'_>, text: &mut NameText) -> Planned<'c> {
     let q = &req.query;
-    let text = NameText::of(&q.qname());
+    let text = text.set(&q.qname());
     let mut name: Option<String> = None;
     let mut qtype = q.qtype();
     let mut qclass = q.qclass();
@@ -138,7 +138,7 @@ pub fn plan<'c>(rules: &'c [Rule], req: &Request<'_>) -> Planned<'c> {
     let mut type_changed = false;
     let mut class_changed = false;
     for rule in rules {
-        let current = name.as_deref().unwrap_or(text.as_str());
+        let current = name.as_deref().unwrap_or(text);
         let done = match &rule.kind {
             Kind::Name {
                 pattern,
