@@ -3,7 +3,7 @@
 //! into another message (a compression pointer means nothing outside its own message).
 
 use super::consts::rtype;
-use super::name::{NameError, walk_compressed};
+use super::name::{NameError, name_spans};
 use super::records::{Record, WireError};
 
 /// Appends the name at `start` of `msg` to `out`, uncompressed; returns the offset just
@@ -14,21 +14,12 @@ pub fn expand_name(
     limit: usize,
     out: &mut Vec<u8>,
 ) -> Result<usize, NameError> {
-    let walked = walk_compressed(msg, start, limit)?;
-    let mut pos = start;
-    loop {
-        let c = msg[pos];
-        if c & 0xC0 == 0xC0 {
-            pos = (((c & 0x3F) as usize) << 8) | msg[pos + 1] as usize;
-            continue;
+    // The labels (and the root byte) as they are read; the pointers are not copied.
+    name_spans(msg, start, limit, |s| {
+        if msg[s.start] & 0xC0 != 0xC0 {
+            out.extend_from_slice(&msg[s]);
         }
-        out.push(c);
-        if c == 0 {
-            return Ok(walked.end);
-        }
-        out.extend_from_slice(&msg[pos + 1..pos + 1 + c as usize]);
-        pos += 1 + c as usize;
-    }
+    })
 }
 
 /// The layout of an RDATA that may hold compressed names (RFC 3597 §4: the types of RFC
@@ -70,28 +61,36 @@ pub fn copy_rdata(
     out: &mut Vec<u8>,
     mut name: impl FnMut(&mut Vec<u8>, usize, usize) -> Result<usize, NameError>,
 ) -> Result<(), WireError> {
-    let parts = layout(r.rtype);
-    let (start, end) = (r.rdata.start, r.rdata.end);
-    if parts.is_empty() {
-        out.extend_from_slice(&msg[start..end]);
-        return Ok(());
-    }
-    let mut pos = start;
-    for p in parts {
+    // The bytes between the names (and after the last, an extended form's) are copied.
+    let mut copied = r.rdata.start;
+    rdata_names(r, |pos, end| {
+        out.extend_from_slice(&msg[copied..pos]);
+        copied = name(out, pos, end)?;
+        Ok(copied)
+    })?;
+    out.extend_from_slice(&msg[copied..r.rdata.end]);
+    Ok(())
+}
+
+/// Calls `name(pos, end)` for each name in the RDATA of record `r` (of its message), in order, as the RDATA's
+/// layout places them (none for the types without names); `name` reads the name at `pos`
+/// (within `end`, the RDATA's end) and returns the offset just past it.
+pub fn rdata_names(
+    r: &Record,
+    mut name: impl FnMut(usize, usize) -> Result<usize, NameError>,
+) -> Result<(), WireError> {
+    let end = r.rdata.end;
+    let mut pos = r.rdata.start;
+    for p in layout(r.rtype) {
         match *p {
             Part::Fixed(n) => {
                 if pos + n > end {
                     return Err(WireError::Truncated);
                 }
-                out.extend_from_slice(&msg[pos..pos + n]);
                 pos += n;
             }
-            Part::Name => pos = name(out, pos, end)?,
+            Part::Name => pos = name(pos, end)?,
         }
-    }
-    if pos != end {
-        // Bytes the layout does not know (an extended form): keep them.
-        out.extend_from_slice(&msg[pos..end]);
     }
     Ok(())
 }

@@ -53,14 +53,16 @@ pub use consts::{
     QUESTION_POINTER, class, edns, flags, opcode, rcode, rtype,
 };
 pub use error_reply::{badvers_reply, reject_reply};
-pub use expand::{copy_rdata, expand_name, expand_rdata, rdata_names_compressible};
+pub use expand::{copy_rdata, expand_name, expand_rdata, rdata_names, rdata_names_compressible};
 pub use finalize::{finalize, fit};
 pub use header::{Header, HeaderMut, Section, header_rcode};
 pub use mnemonic::{
     ClassName, RcodeName, TypeName, class_from_str, class_name, rcode_from_str, rcode_name,
     type_from_str, type_name,
 };
-pub use name::{LabelLowercase, Labels, Lowercase, Name, NameError, Suffixes, name_to_wire};
+pub use name::{
+    LabelLowercase, Labels, Lowercase, Name, NameError, Suffixes, name_spans, name_to_wire,
+};
 pub use opt::{EdnsOptions, Opt};
 pub use opt_edit::set_option;
 pub use query::{Query, Reject};

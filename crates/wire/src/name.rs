@@ -106,6 +106,35 @@ pub(crate) fn walk_uncompressed(
     }
 }
 
+/// Calls `span` with each run of bytes the (possibly compressed) name at `start` of `msg` is
+/// read from, in reading order: each label with its length byte, each pointer, the root
+/// byte. A name is the bytes it is read from wherever its pointers lead, so a writer that
+/// changes bytes of a message in place (cache's TTLs) must not change any of these. Returns
+/// the offset just past the name's bytes at `start`; bytes at or past `limit` are out of
+/// bounds, as for every name of a message.
+pub fn name_spans(
+    msg: &[u8],
+    start: usize,
+    limit: usize,
+    mut span: impl FnMut(std::ops::Range<usize>),
+) -> Result<usize, NameError> {
+    let walked = walk_compressed(msg, start, limit)?;
+    let mut pos = start;
+    loop {
+        let c = msg[pos];
+        if c & 0xC0 == 0xC0 {
+            span(pos..pos + 2);
+            pos = (((c & 0x3F) as usize) << 8) | msg[pos + 1] as usize;
+            continue;
+        }
+        span(pos..pos + 1 + c as usize);
+        if c == 0 {
+            return Ok(walked.end);
+        }
+        pos += 1 + c as usize;
+    }
+}
+
 /// Walks a possibly compressed name starting at `start` inside a message;
 /// bytes at or past `limit` are out of bounds. Pointers must point strictly
 /// backwards (which also rules out loops) and not into the header.

@@ -8,7 +8,7 @@ use ringdns_plugin::wire::rtype::{AXFR, IXFR, NS, OPT, SOA};
 use ringdns_plugin::wire::{
     Header, HeaderMut, Name, QUESTION_OFFSET, Query, Section, flags, opcode,
 };
-use ringdns_plugin::wire::{records, reply};
+use ringdns_plugin::wire::{name_spans, rdata_names, records, reply};
 use std::time::{Duration, Instant};
 
 /// Which of the two caches an entry lives in, and how its lifetime was decided.
@@ -186,6 +186,33 @@ fn under_any(name: &ringdns_plugin::wire::Name<'_>, zones: &[Vec<u8>]) -> bool {
     zones.iter().any(|z| name.is_subdomain_of(z))
 }
 
+/// Whether a name of `reply` (an owner, or one in a record's RDATA) is read, through its
+/// compression pointers, from bytes of a TTL field (`ttl_offsets`, ascending), or the
+/// reply does not walk. Well-formed replies point at names only, never into fixed fields.
+fn names_read_ttls(reply: &[u8], ttl_offsets: &[usize]) -> bool {
+    let bad = std::cell::Cell::new(false);
+    let mut check = |s: std::ops::Range<usize>| {
+        // The first TTL field that ends after the span starts; it overlaps if it starts
+        // before the span ends.
+        let i = ttl_offsets.partition_point(|&o| o + 4 <= s.start);
+        if ttl_offsets.get(i).is_some_and(|&o| o < s.end) {
+            bad.set(true);
+        }
+    };
+    let Ok(walk) = records(reply) else {
+        return true;
+    };
+    for rr in walk {
+        let Ok(rr) = rr else { return true };
+        let owner = name_spans(reply, rr.owner.start, reply.len(), &mut check);
+        let rdata = rdata_names(&rr, |pos, end| name_spans(reply, pos, end, &mut check));
+        if owner.is_err() || rdata.is_err() || bad.get() {
+            return true;
+        }
+    }
+    false
+}
+
 /// Decides whether `reply` (the answer to `q` the rest of the chain wrote) can be stored;
 /// if so clamps its TTLs in place (so the client sees what later hits will show) and
 /// returns the entry, which keeps `wildcard` (the `zone/wildcard` metadata published for
@@ -260,6 +287,11 @@ pub fn build(
         && o.end != reply.len()
     {
         return Err(Skip::Rule); // OPT not last: removing it would move records
+    }
+    if names_read_ttls(reply, &ttl_offsets) {
+        // The TTLs are rewritten in place (now, and aged on every hit): a name read through
+        // one would change with it.
+        return Err(Skip::Rule);
     }
     let name = q.qname();
     let (kind, duration_secs) = match rcode {
@@ -430,6 +462,33 @@ mod tests {
             Entry::pack(b"\x00", &vec![0; 70_000], &[], "").is_none(),
             "reply over 64 KiB"
         );
+    }
+
+    #[test]
+    fn a_name_read_through_a_ttl_field_is_found() {
+        // One question (a. A IN, ending at 19), then records at 19 whose TTL is at 25..29.
+        let msg = |records: &[&[u8]]| {
+            let mut m = vec![0, 0, 0x81, 0x80, 0, 1, 0, records.len() as u8, 0, 0, 0, 0];
+            m.extend_from_slice(b"\x01a\x00\x00\x01\x00\x01");
+            for r in records {
+                m.extend_from_slice(r);
+            }
+            m
+        };
+        let a = b"\xC0\x0C\x00\x01\x00\x01\x00\x00\x01\x2C\x00\x04\xC0\x00\x02\x01";
+        // An owner pointing at the first TTL's zero byte: the root name, until the TTL ages.
+        let owner_in_ttl = b"\xC0\x19\x00\x01\x00\x01\x00\x00\x01\x2C\x00\x04\xC0\x00\x02\x02";
+        // A CNAME whose target points into its own TTL field.
+        let target_in_ttl = b"\xC0\x0C\x00\x05\x00\x01\x00\x00\x01\x2C\x00\x02\xC0\x19";
+        let offsets = |m: &[u8]| -> Vec<usize> {
+            records(m).unwrap().map(|r| r.unwrap().ttl_offset).collect()
+        };
+        let plain = msg(&[a, a]);
+        assert!(!names_read_ttls(&plain, &offsets(&plain)));
+        let bad = msg(&[a, owner_in_ttl]);
+        assert!(names_read_ttls(&bad, &offsets(&bad)));
+        let bad = msg(&[target_in_ttl]);
+        assert!(names_read_ttls(&bad, &offsets(&bad)));
     }
 
     #[test]
