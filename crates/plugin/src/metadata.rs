@@ -19,6 +19,10 @@ use std::ops::Range;
 use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 
+/// CoreDNS's `zone/wildcard`: the wildcard that synthesised an answer, published by the
+/// plugins that answer from a zone and kept by cache with the reply it stores.
+pub const ZONE_WILDCARD: &str = "zone/wildcard";
+
 /// Whether `label` is a metadata label, `plugin/name`: CoreDNS's `metadata.IsLabel` (a
 /// slash with text on both sides).
 pub fn is_label(label: &str) -> bool {

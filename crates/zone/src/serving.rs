@@ -5,7 +5,7 @@
 
 use crate::Answered;
 use crate::registry::SharedZone;
-use ringdns_plugin::metadata::Metadata;
+use ringdns_plugin::metadata::{Metadata, ZONE_WILDCARD};
 use ringdns_plugin::wire::rcode::{NOERROR, NXDOMAIN, REFUSED, SERVFAIL};
 use ringdns_plugin::wire::{MessageWriter, rtype};
 use ringdns_plugin::{
@@ -64,18 +64,15 @@ pub fn local(req: &mut Request<'_>, data: &Arc<SharedZone>, fall: &Fallthrough) 
     Local::Status(Status::written())
 }
 
-/// CoreDNS's `zone/wildcard` metadata label.
-pub const WILDCARD_LABEL: &str = "zone/wildcard";
-
 /// Publishes the wildcard that synthesised the answer (`*.example.org.`) as
-/// [`WILDCARD_LABEL`], as CoreDNS's file does; where no metadata is collected the name is
+/// [`ZONE_WILDCARD`], as CoreDNS's file does; where no metadata is collected the name is
 /// not even looked at.
 /// `meta` is the request's ([`Request::metadata`]), taken before its reply is written.
 pub(crate) fn publish_wildcard(meta: Option<&Metadata>, zone: &crate::Zone, answered: Answered) {
     if let Some(m) = meta
         && let Some(w) = answered.wildcard()
     {
-        m.set(WILDCARD_LABEL, zone.wildcard_name(w));
+        m.set(ZONE_WILDCARD, zone.wildcard_name(w));
     }
 }
 

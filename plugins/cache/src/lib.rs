@@ -15,6 +15,7 @@ pub use counters::CacheCounters;
 
 use entry::{Entry, Kind, Skip};
 use ringdns_plugin::corefile::{Dispenser, Error};
+use ringdns_plugin::metadata::ZONE_WILDCARD;
 use ringdns_plugin::wire::rcode::{NOERROR, NXDOMAIN, SERVFAIL};
 use ringdns_plugin::wire::{Header, MAX_NAME_LEN, Query, name_to_wire};
 use ringdns_plugin::{
@@ -24,9 +25,6 @@ use ringdns_plugin::{
 use std::cell::RefCell;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-/// The metadata label a stored reply keeps and publishes again on its hits.
-const WILDCARD: &str = "zone/wildcard";
 
 /// The configuration with its zones in wire form, shared by all cores.
 pub struct Shared {
@@ -359,7 +357,7 @@ impl Cache {
         let cfg = &self.shared.cfg;
         if let Some(w) = e.wildcard() {
             // Published again on every hit, as CoreDNS's cache does.
-            req.set_metadata(WILDCARD, w);
+            req.set_metadata(ZONE_WILDCARD, w);
         }
         let age = e.age(now).as_secs() as u32;
         if stale {
@@ -485,18 +483,22 @@ impl Cache {
             req.now()
         };
         // What the rest published for this reply (file's wildcard), kept with it as CoreDNS
-        // does; read only where metadata is collected, and copied only when it was set.
-        let wildcard = req.metadata().and_then(|m| m.get(WILDCARD));
-        let e = match entry::build(
-            req.reply,
-            &req.query,
-            lower,
-            wildcard.as_deref().unwrap_or(""),
-            &s.cfg,
-            &s.disable_success,
-            &s.disable_denial,
-            now,
-        ) {
+        // does: read in place where metadata is collected, copied only into the entry.
+        let meta = req.metadata();
+        let mut build = |wildcard: &str| {
+            entry::build(
+                req.reply,
+                &req.query,
+                lower,
+                wildcard,
+                &s.cfg,
+                &s.disable_success,
+                &s.disable_denial,
+                now,
+            )
+        };
+        let built = meta.and_then(|m| m.with(ZONE_WILDCARD, &mut build));
+        let e = match built.unwrap_or_else(|| build("")) {
             Ok(e) => e,
             Err(Skip::Mismatch) => {
                 self.ctr(req.server).drops.inc();

@@ -182,13 +182,10 @@ async fn follow_cname(req: &Request<'_>, plan: &Plan<'_>) -> Option<reply::Cname
 }
 
 impl Rewrite {
-    /// The rules run over the query, in the core's name buffer (a fresh one should a
-    /// query of this core be planning already, which the chain never does today).
+    /// The rules run over the query, in the core's name buffer (planning calls nothing that
+    /// could plan again, so the buffer is never borrowed twice).
     fn plan(&self, req: &Request<'_>) -> Planned<'_> {
-        match self.text.try_borrow_mut() {
-            Ok(mut text) => plan::plan(&self.config.rules, req, &mut text),
-            Err(_) => plan::plan(&self.config.rules, req, &mut NameText::new()),
-        }
+        plan::plan(&self.config.rules, req, &mut self.text.borrow_mut())
     }
 
     /// The client's reply once the rest served the plan's query: a reply the server would
