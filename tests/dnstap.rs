@@ -667,17 +667,8 @@ fn a_reload_ends_the_old_stream_and_starts_the_new_one() {
         "{}",
         reader.log()
     );
-    server
-        .dir
-        .write("Corefile.next", &corefile(server.port, "two"));
-    std::fs::rename(
-        server.dir.0.join("Corefile.next"),
-        server.dir.0.join("Corefile"),
-    )
-    .unwrap();
-    server.signal("USR1");
     assert!(
-        server.wait_stdout("[INFO] Reloading complete", Duration::from_secs(10)),
+        server.reload(&corefile(server.port, "two")),
         "{}",
         server.stdout()
     );
@@ -1139,17 +1130,8 @@ fn a_reload_ends_the_listeners_streams_and_listens_again_on_the_same_path() {
     let server = Server::start(|p| corefile(p, "one"));
     let old = TestSink::unix(&socket, false);
     until_tapped(server.port, "first.example.", &[&old]);
-    server
-        .dir
-        .write("Corefile.next", &corefile(server.port, "two"));
-    std::fs::rename(
-        server.dir.0.join("Corefile.next"),
-        server.dir.0.join("Corefile"),
-    )
-    .unwrap();
-    server.signal("USR1");
     assert!(
-        server.wait_stdout("[INFO] Reloading complete", Duration::from_secs(10)),
+        server.reload(&corefile(server.port, "two")),
         "{}",
         server.stdout()
     );

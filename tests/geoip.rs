@@ -12,7 +12,7 @@ use serde_json::json;
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const WAIT: Duration = Duration::from_secs(3);
 
@@ -270,29 +270,6 @@ fn a_missing_or_corrupt_database_is_a_start_error_at_its_line() {
     }
 }
 
-/// Writes `text` as the server's Corefile (aside, then renamed), sends SIGUSR1 and waits
-/// for the verdict: true when the reload applied, false when it failed.
-fn reload(s: &Server, text: &str) -> bool {
-    const APPLIED: &str = "[INFO] Reloading complete";
-    const FAILED: &str = "[ERROR] SIGUSR1: ";
-    let count = |n: &str| s.stdout().matches(n).count();
-    let before = (count(APPLIED), count(FAILED));
-    let tmp = s.dir.write("Corefile.next", text);
-    std::fs::rename(tmp, s.dir.0.join("Corefile")).unwrap();
-    s.signal("USR1");
-    let t0 = Instant::now();
-    while t0.elapsed() < Duration::from_secs(10) {
-        if count(APPLIED) > before.0 {
-            return true;
-        }
-        if count(FAILED) > before.1 {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    panic!("no verdict on the reload within 10s:\n{}", s.stdout());
-}
-
 fn corefile(port: u16, db: &Path) -> String {
     format!(
         ".:{port} {{\n metadata\n geoip {}\n log . \"{{remote}} n={{name}} city={{/geoip/city/name}}\"\n whoami\n}}\n",
@@ -314,7 +291,7 @@ fn a_bad_reload_keeps_the_old_database_serving() {
     ask(1, "one.example.");
     expect_line(&s, "127.0.0.2 n=one.example. city=Cambridge");
     for (i, bad) in [corrupt, dir.0.join("missing.mmdb")].iter().enumerate() {
-        assert!(!reload(&s, &corefile(s.port, bad)), "{}", s.stdout());
+        assert!(!s.reload(&corefile(s.port, bad)), "{}", s.stdout());
         assert!(
             s.stdout()
                 .lines()
@@ -340,7 +317,7 @@ fn a_bad_reload_keeps_the_old_database_serving() {
         ),
     )
     .unwrap();
-    assert!(reload(&s, &corefile(s.port, &other)), "{}", s.stdout());
+    assert!(s.reload(&corefile(s.port, &other)), "{}", s.stdout());
     ask(9, "after.example.");
     expect_line(&s, "127.0.0.2 n=after.example. city=Reloaded");
 }

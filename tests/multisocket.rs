@@ -86,14 +86,7 @@ fn a_reload_to_another_count_swaps_the_sockets() {
     assert_eq!(bound(s.pid(), "udp", s.port), 4);
     let p = s.port;
     let next = format!(".:{p} {{\n    bind 127.0.0.1\n    multisocket 1\n    whoami\n}}\n");
-    let tmp = s.dir.write("Corefile.next", &next);
-    std::fs::rename(tmp, s.dir.0.join("Corefile")).unwrap();
-    s.signal("USR1");
-    assert!(
-        s.wait_stdout("[INFO] Reloading complete", Duration::from_secs(10)),
-        "{}",
-        s.stdout()
-    );
+    assert!(s.reload(&next), "{}", s.stdout());
     let t0 = Instant::now();
     while bound(s.pid(), "udp", p) != 1 && t0.elapsed() < Duration::from_secs(10) {
         // Old loops close their sockets once they take the new configuration.

@@ -466,6 +466,30 @@ impl Server {
         None
     }
 
+    /// Writes `text` as the server's Corefile (aside, then renamed over it), sends SIGUSR1
+    /// and waits for the verdict: true when the reload applied, false when it failed.
+    /// Panics without a verdict in 10 s.
+    pub fn reload(&self, text: &str) -> bool {
+        const APPLIED: &str = "[INFO] Reloading complete";
+        const FAILED: &str = "[ERROR] SIGUSR1: ";
+        let count = |n: &str| self.stdout().matches(n).count();
+        let before = (count(APPLIED), count(FAILED));
+        let tmp = self.dir.write("Corefile.next", text);
+        std::fs::rename(tmp, self.dir.0.join("Corefile")).unwrap();
+        self.signal("USR1");
+        let t0 = Instant::now();
+        while t0.elapsed() < Duration::from_secs(10) {
+            if count(APPLIED) > before.0 {
+                return true;
+            }
+            if count(FAILED) > before.1 {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        panic!("no verdict on the reload within 10s:\n{}", self.stdout());
+    }
+
     /// Waits until stdout contains `needle`, up to `limit`.
     pub fn wait_stdout(&self, needle: &str, limit: Duration) -> bool {
         let t0 = Instant::now();
