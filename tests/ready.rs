@@ -3,8 +3,8 @@
 //! arrive; `monitor` decides whether it flips back; blocks without `ready` are not waited
 //! for; reloads bring the new configuration's plugins and mode, failed ones nothing.
 //!
-//! erratic sits in a zone block (`example.test`) and the root block is whoami, so that the
-//! start-up probes of `common::Server` (for `ready.probe.`) never reach the counted erratic.
+//! erratic sits in a zone block (`example.test`) and the root block is whoami, so that no
+//! query but the test's own reaches the counted erratic.
 
 mod common;
 
