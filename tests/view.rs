@@ -3,8 +3,8 @@
 //! bound to several loopback addresses (and ::1) ask over UDP and TCP, with dig among them;
 //! answers come from `hosts` blocks that tell the views apart, or from whoami. A query no
 //! view of its zone takes goes on to shorter zones and `.`; the view's name labels the
-//! block's metrics and is published as `view/name` metadata; a bad expression stops the
-//! start with `FILE:LINE` and its column.
+//! block's metrics (acl's, cache's and template's families too) and is published as
+//! `view/name` metadata; a bad expression stops the start with `FILE:LINE` and its column.
 
 mod common;
 
@@ -218,6 +218,89 @@ fn the_view_name_labels_metrics_and_is_published_as_metadata() {
         Some(1.0),
         "{text}"
     );
+}
+
+/// The plugins' own families carry the block's view too: two blocks of one zone and port
+/// (one in a view, one without) count apart in acl's, cache's and template's series.
+#[test]
+fn acl_cache_and_template_count_per_view() {
+    let metrics = free_port();
+    let block = |view: &str, blocked: &str, answer: &str| {
+        format!(
+            "{view}
+    prometheus 127.0.0.1:{m}
+    acl {{
+        block net {blocked}
+    }}
+    cache
+    template IN A test {{
+        answer \"{{{{ .Name }}}} 60 IN A {answer}\"
+    }}
+",
+            m = metrics.port
+        )
+    };
+    let inside = block(
+        "view inside {\n        expr incidr(client_ip(), '127.0.0.2/31')\n    }",
+        "127.0.0.3",
+        "1.1.1.1",
+    );
+    let outside = block("", "127.0.0.5", "3.3.3.3");
+    let s = Server::start(|p| format!(".:{p} {{\n{inside}}}\n.:{p} {{\n{outside}}}\n"));
+    let p = s.port;
+    assert_eq!(ask_udp("127.0.0.2", p, "test.", A), ["1.1.1.1"]);
+    assert_eq!(ask_udp("127.0.0.2", p, "test.", A), ["1.1.1.1"], "a hit");
+    let refused = |from: &str| {
+        let reply = udp_from(ip(from), p, &query(9, "test.", A), WAIT).expect("a reply");
+        Message::from_vec(&reply).unwrap().metadata.response_code == ResponseCode::Refused
+    };
+    assert!(refused("127.0.0.3"), "blocked in the view");
+    assert_eq!(ask_udp("127.0.0.4", p, "test.", A), ["3.3.3.3"]);
+    assert!(refused("127.0.0.5"), "blocked outside it");
+
+    let server = format!("dns://:{p}");
+    let count = |text: &str, family: &str, labels: &[(&str, &str)]| {
+        let mut all = vec![("server", server.as_str())];
+        all.extend_from_slice(labels);
+        value(text, family, &all)
+    };
+    let matches = |t: &str, view: &str| {
+        let labels = [
+            ("zone", "test."),
+            ("view", view),
+            ("class", "IN"),
+            ("type", "A"),
+        ];
+        count(t, "coredns_template_matches_total", &labels)
+    };
+    let text = scrape_until(metrics.port, |t| {
+        matches(t, "inside") == Some(1.0) && matches(t, "") == Some(1.0)
+    });
+    for (view, allowed, requests) in [("inside", 2.0, 2.0), ("", 1.0, 1.0)] {
+        let v = ("view", view);
+        assert_eq!(
+            count(&text, "coredns_acl_allowed_requests_total", &[v]),
+            Some(allowed),
+            "view {view:?}: {text}"
+        );
+        assert_eq!(
+            count(
+                &text,
+                "coredns_acl_blocked_requests_total",
+                &[("zone", "."), v]
+            ),
+            Some(1.0),
+            "view {view:?}"
+        );
+        assert_eq!(
+            count(&text, "coredns_cache_requests_total", &[("zones", "."), v]),
+            Some(requests),
+            "view {view:?}"
+        );
+        assert_eq!(matches(&text, view), Some(1.0), "view {view:?}");
+    }
+    let hits = [("type", "success"), ("zones", "."), ("view", "inside")];
+    assert_eq!(count(&text, "coredns_cache_hits_total", &hits), Some(1.0));
 }
 
 #[test]

@@ -126,6 +126,8 @@ impl Rule {
 #[derive(Debug)]
 pub struct Config {
     rules: Vec<Rule>,
+    /// The block's `view` name (empty without one), the `view` label of its counters.
+    view: Box<str>,
 }
 
 /// What the rules decided for a query.
@@ -202,7 +204,7 @@ impl Serve for Acl {
     fn build(config: &Arc<Config>, core: &CoreInfo) -> Option<Self> {
         Some(Acl {
             config: config.clone(),
-            counters: Counters::new(core.index),
+            counters: Counters::new(core.index, &config.view),
         })
     }
 

@@ -8,7 +8,8 @@
 //!
 //! A core makes a cell at the first count of its label set (so a series appears with its
 //! first count, as CoreDNS's vectors' do) and keeps it: only that first count takes the
-//! registry's lock and allocates. `view` is empty: ringdns has no *view* plugin.
+//! registry's lock and allocates. `view` is the block's `view` name, empty without one, so
+//! two views of one zone and port count apart.
 
 use crate::Action;
 use ringdns_plugin::metrics::{Counter, Desc, Export, Kind, Sink, registry};
@@ -60,7 +61,7 @@ impl<const A: u8> Export for Denied<A> {
             FILTER => &FILTERED,
             _ => &DROPPED,
         };
-        out.counter(desc, &[&l[0], &l[1], ""], self.0.get());
+        out.counter(desc, &[&l[0], &l[1], &l[2]], self.0.get());
     }
 }
 
@@ -77,7 +78,7 @@ impl Allowed {
 
 impl Export for Allowed {
     fn export(&self, l: &[String], _core: usize, out: &mut Sink) {
-        out.counter(&ALLOWED, &[&l[0], ""], self.0.get());
+        out.counter(&ALLOWED, &[&l[0], &l[1]], self.0.get());
     }
 }
 
@@ -87,6 +88,7 @@ type DeniedCells<const A: u8> = RefCell<Vec<(Box<str>, Box<str>, Arc<Denied<A>>)
 /// few zones: a scan finds a cell.
 pub struct Counters {
     core: usize,
+    view: Box<str>,
     allowed: RefCell<Vec<(Box<str>, Arc<Allowed>)>>,
     blocked: DeniedCells<BLOCK>,
     filtered: DeniedCells<FILTER>,
@@ -94,10 +96,11 @@ pub struct Counters {
 }
 
 impl Counters {
-    /// The counters of core `core`.
-    pub fn new(core: usize) -> Self {
+    /// The counters of core `core` for a block of view `view` (empty without one).
+    pub fn new(core: usize, view: &str) -> Self {
         Counters {
             core,
+            view: view.into(),
             allowed: RefCell::default(),
             blocked: RefCell::default(),
             filtered: RefCell::default(),
@@ -121,7 +124,7 @@ impl Counters {
         if let Some((_, c)) = cells.iter().find(|(s, _)| &**s == server) {
             return f(c);
         }
-        let c: Arc<Allowed> = registry::cell(&[server], self.core);
+        let c: Arc<Allowed> = registry::cell(&[server, &self.view], self.core);
         let out = f(&c);
         cells.push((server.into(), c));
         out
@@ -130,24 +133,24 @@ impl Counters {
     /// Counts a query that `action` (block, filter or drop) denied by a rule of `zone`.
     pub fn denied(&self, action: Action, server: &str, zone: &str) {
         match action {
-            Action::Block => count(&self.blocked, self.core, server, zone),
-            Action::Filter => count(&self.filtered, self.core, server, zone),
-            Action::Drop => count(&self.dropped, self.core, server, zone),
+            Action::Block => self.count(&self.blocked, server, zone),
+            Action::Filter => self.count(&self.filtered, server, zone),
+            Action::Drop => self.count(&self.dropped, server, zone),
             Action::Allow => {}
         }
     }
-}
 
-fn count<const A: u8>(cells: &DeniedCells<A>, core: usize, server: &str, zone: &str) {
-    let mut cells = cells.borrow_mut();
-    if let Some((_, _, c)) = cells
-        .iter()
-        .find(|(s, z, _)| &**s == server && &**z == zone)
-    {
+    fn count<const A: u8>(&self, cells: &DeniedCells<A>, server: &str, zone: &str) {
+        let mut cells = cells.borrow_mut();
+        if let Some((_, _, c)) = cells
+            .iter()
+            .find(|(s, z, _)| &**s == server && &**z == zone)
+        {
+            c.0.inc();
+            return;
+        }
+        let c: Arc<Denied<A>> = registry::cell(&[server, zone, &self.view], self.core);
         c.0.inc();
-        return;
+        cells.push((server.into(), zone.into(), c));
     }
-    let c: Arc<Denied<A>> = registry::cell(&[server, zone], core);
-    c.0.inc();
-    cells.push((server.into(), zone.into(), c));
 }

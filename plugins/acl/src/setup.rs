@@ -27,7 +27,10 @@ pub fn parse(d: &mut Dispenser<'_>, block: &BlockSetup) -> Result<Config, Error>
         }
         rules.push(Rule { zones, policies });
     }
-    Ok(Config { rules })
+    Ok(Config {
+        rules,
+        view: block.view.as_deref().unwrap_or_default().into(),
+    })
 }
 
 fn fail(d: &Dispenser<'_>, msg: impl std::fmt::Display) -> Error {

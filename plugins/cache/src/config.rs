@@ -74,4 +74,6 @@ pub struct CacheConfig {
     pub keepttl: bool,
     /// ringdns: most bytes of stored replies per core (0 = no limit besides entries).
     pub max_bytes: usize,
+    /// The block's `view` name (empty without one), the `view` label of the counters.
+    pub view: String,
 }

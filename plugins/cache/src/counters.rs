@@ -4,7 +4,7 @@
 
 use ringdns_plugin::metrics::{Counter, Desc, Export, Kind, Sink};
 
-/// One core's cache counters for one (server, zones); kept in the metrics registry so a
+/// One core's cache counters for one (server, zones, view); kept in the metrics registry so a
 /// rebuilt cache counts on.
 #[derive(Debug, Default)]
 pub struct CacheCounters {
@@ -96,10 +96,10 @@ static BYTES: Desc = Desc {
 
 impl Export for CacheCounters {
     fn export(&self, labels: &[String], _core: usize, out: &mut Sink) {
-        let (server, zones) = (labels[0].as_str(), labels[1].as_str());
-        let plain = [server, zones, ""];
-        let success = [server, "success", zones, ""];
-        let denial = [server, "denial", zones, ""];
+        let [server, zones, view] = [0, 1, 2].map(|i| labels[i].as_str());
+        let plain = [server, zones, view];
+        let success = [server, "success", zones, view];
+        let denial = [server, "denial", zones, view];
         out.gauge(&ENTRIES, &success, self.entries_success.get() as f64);
         out.gauge(&ENTRIES, &denial, self.entries_denial.get() as f64);
         out.counter(&REQUESTS, &plain, self.requests.get());

@@ -112,7 +112,7 @@ impl Serve for Cache {
             .iter()
             .map(|s| {
                 let ctr: Arc<CacheCounters> =
-                    ringdns_plugin::metrics::registry::cell(&[s, &zones], core.index);
+                    ringdns_plugin::metrics::registry::cell(&[s, &zones, &c.view], core.index);
                 // A new instance starts empty, whatever its predecessor held.
                 for g in [
                     &ctr.entries_success,

@@ -75,6 +75,7 @@ fn defaults(zones: Vec<String>) -> CacheConfig {
         disable_denial: Vec::new(),
         keepttl: false,
         max_bytes: DEFAULT_MAX_BYTES,
+        view: String::new(),
     }
 }
 
@@ -118,6 +119,7 @@ fn parse_stanza(d: &mut Dispenser<'_>, block: &BlockSetup) -> Result<CacheConfig
         args.remove(0);
     }
     c.zones = origins_from_args_or_block("cache", &args, &block.zones);
+    c.view = block.view.clone().unwrap_or_default();
     if !args.is_empty() && c.zones.is_empty() {
         ringdns_plugin::warning!("plugin/cache: no valid zone given: nothing will be cached");
     }
@@ -1162,6 +1164,7 @@ mod tests {
                 disable_denial: vec!["sub.example.nl.".to_string()],
                 keepttl: true,
                 max_bytes: 1 << 20,
+                view: String::new(),
             }
         );
     }

@@ -71,7 +71,7 @@ impl Serve for TemplatePlugin {
     fn build(config: &Arc<Config>, core: &CoreInfo) -> Option<Self> {
         Some(TemplatePlugin {
             config: config.clone(),
-            counters: Counters::new(core.index),
+            counters: Counters::new(core.index, &config.view),
         })
     }
 

@@ -9,7 +9,7 @@
 //! The labels depend on the query (its class and type, the template's zone that holds
 //! it), so a core's cells are made on first use and kept in a per-core map: only the first
 //! answer of each label set takes the registry's lock, and only answers get here, never a
-//! query the templates pass on. `view` is empty: ringdns has no *view* plugin.
+//! query the templates pass on. `view` is the block's `view` name, empty without one.
 
 use ringdns_plugin::metrics::{Counter, Desc, Export, Kind, Sink, registry};
 use std::cell::RefCell;
@@ -42,17 +42,17 @@ static RR_FAILURES: Desc = Desc {
     labels: FAILURE_LABELS,
 };
 
-/// One core's matches for one (server, zone, class, type).
+/// One core's matches for one (server, zone, view, class, type).
 #[derive(Default)]
 struct Matches(Counter);
 
 impl Export for Matches {
     fn export(&self, l: &[String], _core: usize, out: &mut Sink) {
-        out.counter(&MATCHES, &[&l[0], &l[1], "", &l[2], &l[3]], self.0.get());
+        out.counter(&MATCHES, &[&l[0], &l[1], &l[2], &l[3], &l[4]], self.0.get());
     }
 }
 
-/// One core's failures of one kind for one (server, zone, class, type, section,
+/// One core's failures of one kind for one (server, zone, view, class, type, section,
 /// template).
 #[derive(Default)]
 struct TemplateFailures(Counter);
@@ -61,7 +61,7 @@ struct TemplateFailures(Counter);
 struct RrFailures(Counter);
 
 fn failure_labels(l: &[String]) -> [&str; 7] {
-    [&l[0], &l[1], "", &l[2], &l[3], &l[4], &l[5]]
+    std::array::from_fn(|i| l[i].as_str())
 }
 
 impl Export for TemplateFailures {
@@ -102,16 +102,18 @@ type FailureKey = (Key, &'static str, String);
 #[derive(Default)]
 pub struct Counters {
     core: usize,
+    view: String,
     matches: RefCell<HashMap<Key, Arc<Matches>>>,
     template_failures: RefCell<HashMap<FailureKey, Arc<TemplateFailures>>>,
     rr_failures: RefCell<HashMap<FailureKey, Arc<RrFailures>>>,
 }
 
 impl Counters {
-    /// The counters of core `core`.
-    pub fn new(core: usize) -> Self {
+    /// The counters of core `core` for a block of view `view` (empty without one).
+    pub fn new(core: usize, view: &str) -> Self {
         Counters {
             core,
+            view: view.to_string(),
             ..Counters::default()
         }
     }
@@ -124,9 +126,9 @@ impl Counters {
     pub fn matched(&self, l: &Labels<'_>, class: &'static str, rtype: &'static str) {
         let key = Self::key(l, class, rtype);
         let mut m = self.matches.borrow_mut();
-        let cell = m
-            .entry(key)
-            .or_insert_with(|| registry::cell(&[l.server, l.zone, class, rtype], self.core));
+        let cell = m.entry(key).or_insert_with(|| {
+            registry::cell(&[l.server, l.zone, &self.view, class, rtype], self.core)
+        });
         cell.0.inc();
     }
 
@@ -140,7 +142,7 @@ impl Counters {
         label: &str,
     ) {
         let key = (Self::key(l, class, rtype), section, label.to_string());
-        let labels = [l.server, l.zone, class, rtype, section, label];
+        let labels = [l.server, l.zone, &self.view, class, rtype, section, label];
         match what {
             Failure::Template => {
                 let mut m = self.template_failures.borrow_mut();

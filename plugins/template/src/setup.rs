@@ -91,6 +91,8 @@ pub struct Config {
     pub zones: Vec<Vec<u8>>,
     /// The templates, in Corefile order.
     pub templates: Vec<Tmpl>,
+    /// The block's `view` name (empty without one), the `view` label of the counters.
+    pub view: String,
 }
 
 fn fail(d: &Dispenser<'_>, msg: impl std::fmt::Display) -> Error {
@@ -135,6 +137,7 @@ pub fn parse(d: &mut Dispenser<'_>, block: &BlockSetup) -> Result<Config, Error>
     let mut config = Config {
         zones: Vec::new(),
         templates: Vec::new(),
+        view: block.view.clone().unwrap_or_default(),
     };
     while d.next() {
         let t = stanza(d, block)?;
