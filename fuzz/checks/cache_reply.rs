@@ -112,9 +112,10 @@ fn cache_for(stanza: &str) -> Cache {
     Cache::build(&Arc::new(shared), &core).expect("the cache serves")
 }
 
-/// Entries the cache holds now, from its gauges (a new instance starts them at 0).
+/// Entries the cache holds now, from its gauges (a new instance starts them at 0); the
+/// labels are (server, zones, view), the last empty outside a view.
 fn entries(zones: &str) -> u64 {
-    let c: Arc<CacheCounters> = ringdns::metrics::registry::cell(&["", zones], 0);
+    let c: Arc<CacheCounters> = ringdns::metrics::registry::cell(&["", zones, ""], 0);
     c.entries_success.get() + c.entries_denial.get()
 }
 
