@@ -4,7 +4,6 @@
 
 use super::be::get_u16;
 use super::consts::edns;
-use super::records::Record;
 
 /// The EDNS(0) OPT record of a query, borrowed from the packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,16 +34,29 @@ impl<'a> Opt<'a> {
         self.iter().find(|(c, _)| *c == code).map(|(_, d)| d)
     }
 
-    pub(super) fn from_record(msg: &'a [u8], r: &Record) -> Opt<'a> {
-        let t = r.ttl_offset;
-        let fl = get_u16(msg, t + 2);
+    /// No OPT: the values a query without one carries in its [`crate::Query`].
+    pub(super) const NONE: Opt<'static> = Opt {
+        udp_size: 0,
+        ext_rcode: 0,
+        version: 0,
+        do_bit: false,
+        flags: 0,
+        options: &[],
+    };
+
+    /// The OPT record whose TTL field starts at `ttl`, in a message already validated
+    /// (its class before, RDLENGTH and RDATA after).
+    #[inline]
+    pub(super) fn at(msg: &'a [u8], ttl: usize) -> Opt<'a> {
+        let fl = get_u16(msg, ttl + 2);
+        let rdata = ttl + 6;
         Opt {
-            udp_size: r.class,
-            ext_rcode: msg[t],
-            version: msg[t + 1],
+            udp_size: get_u16(msg, ttl - 2),
+            ext_rcode: msg[ttl],
+            version: msg[ttl + 1],
             do_bit: fl & 0x8000 != 0,
             flags: fl,
-            options: &msg[r.rdata.clone()],
+            options: &msg[rdata..rdata + usize::from(get_u16(msg, ttl + 4))],
         }
     }
 }

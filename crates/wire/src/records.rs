@@ -72,7 +72,9 @@ impl Record {
 
 /// Parses the record at `off`: owner (compression followed to validate),
 /// fixed fields, RDATA bounds. RDATA content is not looked at.
-#[inline]
+// Always inlined: returned through memory, the Record was copied out in pieces whose loads
+// straddled parse_rr's stores (a store-forwarding stall per record in the profile).
+#[inline(always)]
 pub(crate) fn parse_rr(msg: &[u8], off: usize, section: Section) -> Result<Record, WireError> {
     let owner = walk_compressed(msg, off, msg.len()).map_err(|e| match e {
         NameError::Truncated => WireError::Truncated,
