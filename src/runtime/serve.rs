@@ -8,7 +8,7 @@
 //! [`serve_deferred`] in a task.
 
 use super::core::{CoreServer, ListenerCtx, Refresh};
-use crate::plugin::{Handler, Proto, Request, Status, client_write};
+use crate::plugin::{Handler, Proto, Request, client_write};
 use crate::wire::class::IN as CLASS_IN;
 use crate::wire::rcode::{FORMERR, REFUSED, SERVFAIL};
 use crate::wire::{self, MessageWriter, Query};
@@ -141,10 +141,10 @@ fn queue_refresh<H>(core: &CoreServer<H>, li: usize, req: &Request<'_>) {
     }
 }
 
-/// Applies CoreDNS's return rule to what the chain returned.
-fn finish(req: &mut Request<'_>, status: Status) -> Verdict {
-    if !client_write(status.rcode) {
-        MessageWriter::reply(&req.query, req.reply, status.rcode).finish();
+/// Applies CoreDNS's return rule to the rcode the chain returned.
+fn finish(req: &mut Request<'_>, rcode: u8) -> Verdict {
+    if !client_write(rcode) {
+        MessageWriter::reply(&req.query, req.reply, rcode).finish();
         req.finalize_reply();
         return Verdict::Send;
     }
@@ -253,14 +253,23 @@ fn serve_in_place<H: Handler>(
     if let Some(at) = received {
         req.set_received(at);
     }
-    // First without a future: a chain that answers at once (a cache hit) is done here.
-    let polled = match guarded(block.debug, || block.chain.serve_now(&mut req)) {
-        Ok(Some(status)) => Ok(Poll::Ready(Ok(status))),
-        Ok(None) => {
-            let mut fut = pin!(block.chain.serve(&mut req));
-            let mut cx = Context::from_waker(Waker::noop());
-            guarded(block.debug, || fut.as_mut().poll(&mut cx))
-        }
+    // First without a future: a chain that answers at once (a cache hit) is done here. Its
+    // status is written in place rather than returned through `catch_unwind`'s result,
+    // whose copy stalled store forwarding on every hit (perf).
+    let mut now = None;
+    let polled = match guarded(block.debug, || now = block.chain.serve_now(&mut req)) {
+        Ok(()) => match now {
+            Some(status) => {
+                block.inline.record(false);
+                queue_refresh(core, l.index, &req);
+                return finish(&mut req, status.rcode);
+            }
+            None => {
+                let mut fut = pin!(block.chain.serve(&mut req));
+                let mut cx = Context::from_waker(Waker::noop());
+                guarded(block.debug, || fut.as_mut().poll(&mut cx))
+            }
+        },
         Err(payload) => Err(payload),
     };
     let deferred = matches!(polled, Ok(Poll::Pending | Poll::Ready(Err(_))));
@@ -268,7 +277,7 @@ fn serve_in_place<H: Handler>(
     match polled {
         Ok(Poll::Ready(Ok(status))) => {
             queue_refresh(core, l.index, &req);
-            finish(&mut req, status)
+            finish(&mut req, status.rcode)
         }
         // Deferred, or a plugin that awaited without checking `can_wait`: serve it again
         // where waiting is allowed.
@@ -388,7 +397,7 @@ async fn serve_at_depth<H: Handler>(
         }
         Ok(Ok(s)) => {
             queue_refresh(core, l.index, &req);
-            finish(&mut req, s)
+            finish(&mut req, s.rcode)
         }
         Err(payload) => {
             log_panic(&l.name, payload.as_ref(), block.stacktrace);
@@ -483,7 +492,7 @@ fn flush_soon<H: Handler + 'static>(core: &std::rc::Rc<CoreServer<H>>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plugin::Outcome;
+    use crate::plugin::{Outcome, Status};
     use crate::wire::rcode::{NOERROR, NXDOMAIN};
     use std::cell::{Cell, RefCell};
     use std::time::Duration;
