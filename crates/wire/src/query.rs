@@ -42,10 +42,9 @@ impl Reject {
 /// server needs. `Copy`, no allocation.
 #[derive(Clone, Copy, Debug)]
 // Small and without holes (16 + 8 × 2 bytes; the OPT's options read from the packet when
-// asked):
-// a Query is moved several times per query, and the copies of the former layout (with an
-// `Option<Opt>` and padding inside) went in overlapping pieces whose loads straddled the
-// stores of the copy before, stalling store forwarding at each move (seen in `perf`).
+// asked): a Query is moved several times per query, and the copies of the former layout
+// (with an `Option<Opt>` and padding inside) went in overlapping pieces whose loads
+// straddled the stores of the copy before, stalling store forwarding at each move (perf).
 pub struct Query<'a> {
     packet: &'a [u8],
     /// The question ends within 12 + 255 + 4 bytes: u16 holds its offsets.
@@ -377,12 +376,6 @@ impl<'a> Query<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_query_is_four_whole_words() {
-        // See the layout note on `Query`: holes made its every move stall.
-        assert_eq!(std::mem::size_of::<Query<'_>>(), 32);
-    }
     use crate::consts::{class, edns, flags};
     use crate::header::write_header;
     use crate::reject_reply;
@@ -395,6 +388,12 @@ mod tests {
         p.extend_from_slice(question);
         p.extend_from_slice(rest);
         p
+    }
+
+    #[test]
+    fn a_query_is_four_whole_words() {
+        // See the layout note on `Query`: holes made its every move stall.
+        assert_eq!(std::mem::size_of::<Query<'_>>(), 32);
     }
 
     const Q: &[u8] = b"\x03WwW\x07example\x03org\x00\x00\x01\x00\x01";
